@@ -1,1 +1,1 @@
-"""bench."""
+"""Reproducible benchmarks on labelled offline webs."""

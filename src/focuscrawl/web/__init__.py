@@ -17,3 +17,10 @@ class Web(Protocol):
     """
 
     def fetch(self, url: str) -> Page: ...
+
+
+def embedded_web_dir():
+    """The small real web shipped inside the package (a few hundred Wikispeedia pages)."""
+    from pathlib import Path
+
+    return Path(__file__).parent / "embedded"

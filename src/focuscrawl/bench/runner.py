@@ -1,0 +1,170 @@
+"""``focuscrawl bench``: every strategy, K runs each, on one topic of one labelled offline web.
+
+Run i gives every strategy the same seeds, the same classifier and the same engine settings; the oracle
+always runs too, because the headline metrics are ratios to it on the same seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from focuscrawl.bench.protocol import BenchTopic, load_topic
+from focuscrawl.engine import CrawlEngine, DomainCap
+from focuscrawl.strategies import STRATEGIES, CrawlContext, make_policy
+from focuscrawl.topic.relevance import TfidfRelevanceModel
+from focuscrawl.types import StepEvent
+from focuscrawl.web.store import OfflineWeb
+
+ORACLE = "oracle"
+
+
+@dataclass
+class RunResult:
+    strategy: str
+    run: int
+    seeds: list[str]
+    steps: int
+    relevant_pages: int
+    relevant_domains: int
+    decision_s: float
+    wall_s: float
+    curve: list[int] = field(repr=False)  # relevant pages after each step, padded to the budget
+
+    @property
+    def harvest_rate(self) -> float:
+        return self.relevant_pages / self.steps if self.steps else 0.0
+
+    @property
+    def auc(self) -> float:
+        return float(sum(self.curve))
+
+
+def crawl_once(
+    web: OfflineWeb,
+    topic: BenchTopic,
+    classifier,
+    strategy: str,
+    run: int,
+    seeds: list[str],
+    budget: int,
+    cap: DomainCap,
+    seed: int,
+    options: dict | None = None,
+    on_event: Callable[[StepEvent], None] | None = None,
+) -> RunResult:
+    policy = make_policy(strategy, judge=topic.truth, **(options or {}))
+    curve: list[int] = []
+
+    def track(event: StepEvent) -> None:
+        curve.append((curve[-1] if curve else 0) + int(bool(event.relevant)))
+
+    sinks = [track] + ([on_event] if on_event else [])
+    engine = CrawlEngine(policy, classifier, budget=budget, max_per_domain=cap, judge=topic.truth, sinks=sinks)
+    started = time.perf_counter()
+    engine.start(CrawlContext(topic=topic.inputs, classifier=classifier, seeds=list(seeds), budget=budget,
+                              seed=seed * 1000 + run))
+    stats = engine.run(web)
+    wall = time.perf_counter() - started
+    steps = len(curve)
+    curve += [curve[-1] if curve else 0] * (budget - steps)
+    return RunResult(strategy, run, list(seeds), steps, stats.relevant, len(stats.relevant_hosts),
+                     stats.decision_s, wall, curve)
+
+
+def _mean(values: Sequence[float]) -> float:
+    return float(np.mean(values)) if values else math.nan
+
+
+def _ratio(value: float, reference: float) -> float:
+    if reference == 0:
+        return 1.0 if value == 0 else math.inf
+    return value / reference
+
+
+def summarize(results: list[RunResult], strategies: list[str]) -> list[dict]:
+    oracle = {r.run: r for r in results if r.strategy == ORACLE}
+    rows = []
+    for name in strategies:
+        mine = [r for r in results if r.strategy == name]
+        rows.append({
+            "strategy": name,
+            "runs": len(mine),
+            "harvest_rate_mean": _mean([r.harvest_rate for r in mine]),
+            "harvest_rate_std": float(np.std([r.harvest_rate for r in mine])) if mine else math.nan,
+            "relevant_pages_mean": _mean([r.relevant_pages for r in mine]),
+            "relevant_domains_mean": _mean([r.relevant_domains for r in mine]),
+            "oracle_ratio_mean": _mean([_ratio(r.relevant_pages, oracle[r.run].relevant_pages) for r in mine]),
+            "auc_ratio_mean": _mean([_ratio(r.auc, oracle[r.run].auc) for r in mine]),
+            "decision_ms_mean": _mean([1000.0 * r.decision_s / max(r.steps, 1) for r in mine]),
+            "steps_mean": _mean([r.steps for r in mine]),
+            "wall_s": float(sum(r.wall_s for r in mine)),
+        })
+    return rows
+
+
+def run_benchmark(
+    web_dir: str | Path,
+    topic_label: str,
+    strategies: Sequence[str],
+    *,
+    budget: int,
+    runs: int,
+    out: str | Path,
+    seeds_per_run: int = 1,
+    max_per_domain: str | int | None = None,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown:
+        raise KeyError(f"unknown strategy {', '.join(unknown)}; known: {', '.join(sorted(STRATEGIES))}")
+    if budget <= 0 or runs <= 0 or seeds_per_run <= 0:
+        raise ValueError("budget, runs and seeds-per-run must be positive")
+    cap = DomainCap.parse(max_per_domain)
+    web = OfflineWeb(web_dir)
+    topic = load_topic(web, topic_label, seed=seed)
+    classifier = TfidfRelevanceModel(seed=seed).fit(topic.inputs.example_texts, topic.inputs.example_labels)
+    order = [ORACLE] + [s for s in dict.fromkeys(strategies) if s != ORACLE]
+    results: list[RunResult] = []
+    for run in range(runs):
+        seeds = topic.seeds_for_run(run, seeds_per_run)
+        for name in order:
+            result = crawl_once(web, topic, classifier, name, run, seeds, budget, cap, seed)
+            results.append(result)
+            if progress:
+                progress(f"run {run + 1}/{runs} {name:>12}: {result.relevant_pages} relevant in {result.steps} "
+                         f"steps, {result.relevant_domains} domains, {result.wall_s:.1f}s")
+    summary = {
+        "web": web.name,
+        "web_dir": str(web_dir),
+        "topic": topic_label,
+        "relevant_total": topic.truth.total,
+        "budget": budget,
+        "runs": runs,
+        "seeds_per_run": seeds_per_run,
+        "max_per_domain": str(cap),
+        "seed": seed,
+        "keywords": topic.inputs.keywords,
+        "strategies": summarize(results, order),
+    }
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    from focuscrawl.bench.report import plot_harvest, summary_markdown
+
+    (out / "summary.md").write_text(summary_markdown(summary))
+    with open(out / "runs.jsonl", "w") as fh:
+        for r in results:
+            fh.write(json.dumps({"strategy": r.strategy, "run": r.run, "seeds": r.seeds, "steps": r.steps,
+                                 "relevant_pages": r.relevant_pages, "relevant_domains": r.relevant_domains,
+                                 "decision_s": r.decision_s, "curve": r.curve}) + "\n")
+    plot_harvest(results, order, out / "harvest.png", title=f"{web.name} / {topic_label}")
+    web.close()
+    return summary

@@ -1,0 +1,186 @@
+"""The ``focuscrawl`` command line. Thin: parses arguments, calls the library, prints results."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from focuscrawl.bench.protocol import TopicError
+from focuscrawl.web.store import WebFormatError
+
+app = typer.Typer(help="focuscrawl: a focused web crawler that learns where to go.", no_args_is_help=True,
+                  pretty_exceptions_enable=False)
+web_app = typer.Typer(help="Build, inspect and generate offline webs.", no_args_is_help=True)
+build_app = typer.Typer(help="Build an offline web from a published dataset.", no_args_is_help=True)
+app.add_typer(web_app, name="web")
+web_app.add_typer(build_app, name="build")
+console = Console(stderr=True)
+out = Console()
+
+USER_ERRORS = (TopicError, WebFormatError, FileExistsError, FileNotFoundError, KeyError, ValueError)
+
+
+def fail(message: str) -> None:
+    console.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(2)
+
+
+def resolve_web(web: str) -> Path:
+    if web in ("embedded", "demo"):
+        from focuscrawl.web import embedded_web_dir
+
+        return embedded_web_dir()
+    return Path(web)
+
+
+@build_app.command("wikispeedia")
+def build_wikispeedia_cmd(src: Path, out_dir: Annotated[Path, typer.Argument(metavar="OUT")],
+                          overwrite: bool = False) -> None:
+    """Wikispeedia (SNAP) -> offline web: headers that leak labels stripped, links with anchor text."""
+    from focuscrawl.web.wikispeedia import build_wikispeedia
+
+    _build(lambda: build_wikispeedia(src, out_dir, overwrite=overwrite), out_dir)
+
+
+@build_app.command("webkb")
+def build_webkb_cmd(src: Path, out_dir: Annotated[Path, typer.Argument(metavar="OUT")],
+                    overwrite: bool = False) -> None:
+    """WebKB 4-universities raw crawl -> offline web with real URLs; links leaving the set answer 404."""
+    from focuscrawl.web.webkb import build_webkb
+
+    _build(lambda: build_webkb(src, out_dir, overwrite=overwrite), out_dir)
+
+
+@build_app.command("embedded")
+def build_embedded_cmd(src: Path, out_dir: Annotated[Path, typer.Argument(metavar="OUT")],
+                       overwrite: bool = False) -> None:
+    """Regenerate the small demo web shipped in the package from Wikispeedia."""
+    from focuscrawl.web.wikispeedia import build_embedded
+
+    _build(lambda: build_embedded(src, out_dir, overwrite=overwrite), out_dir)
+
+
+@web_app.command("import-warc")
+def import_warc_cmd(warc: Path, labels: Path, out_dir: Annotated[Path, typer.Argument(metavar="OUT")],
+                    overwrite: bool = False) -> None:
+    """A WARC of responses plus a TSV of url<TAB>label[,label...] -> offline web."""
+    from focuscrawl.web.warc_import import import_warc
+
+    report = _run(lambda: import_warc(warc, labels, out_dir, overwrite=overwrite))
+    console.print(report)
+    _print_info(out_dir)
+
+
+@web_app.command("synth")
+def synth_cmd(out_dir: Annotated[Path, typer.Argument(metavar="OUT")],
+              pages: Annotated[int, typer.Option(help="number of pages")] = 10_000,
+              seed: int = 0, topics: int = 10, overwrite: bool = False) -> None:
+    """Synthetic web for scale tests only (never for quality claims)."""
+    from focuscrawl.web.synth import synthesize
+
+    _build(lambda: synthesize(out_dir, pages, seed=seed, topics=topics, overwrite=overwrite), out_dir)
+
+
+@web_app.command("info")
+def info_cmd(directory: Annotated[str, typer.Argument(metavar="DIR", help="web directory or 'embedded'")],
+             json_output: Annotated[bool, typer.Option("--json")] = False,
+             labels: Annotated[int, typer.Option(help="show the N most frequent labels")] = 20) -> None:
+    """Pages, hosts, links, dead links and label counts of an offline web."""
+    _print_info(resolve_web(directory), json_output, labels)
+
+
+def _run(action):
+    try:
+        return action()
+    except USER_ERRORS as exc:
+        fail(str(exc).strip("'\""))
+
+
+def _build(action, out_dir: Path) -> None:
+    _run(action)
+    _print_info(out_dir)
+
+
+def _print_info(directory: Path, json_output: bool = False, top_labels: int = 20) -> None:
+    from focuscrawl.web.store import OfflineWeb
+
+    web = _run(lambda: OfflineWeb(directory))
+    stats = web.stats()
+    if json_output:
+        out.print_json(json.dumps(stats))
+        return
+    out.print(f"[bold]{stats['name']}[/] ({directory})")
+    for key in ("pages", "redirects", "dead_urls", "hosts", "links", "dead_links"):
+        out.print(f"  {key:<11} {stats[key]:>10,}")
+    labels = sorted(stats["labels"].items(), key=lambda kv: -kv[1])
+    out.print(f"  labels      {len(labels):>10,}")
+    for label, count in labels[:top_labels]:
+        out.print(f"    {count:>8,}  {label}")
+
+
+@app.command()
+def strategies() -> None:
+    """List the available crawling strategies."""
+    from focuscrawl.strategies import STRATEGIES
+
+    for spec in STRATEGIES.values():
+        out.print(f"  [bold]{spec.name:<14}[/] {spec.description}")
+
+
+def _print_summary(summary: dict) -> None:
+    table = Table(title=f"{summary['web']} / {summary['topic']}  (budget {summary['budget']}, "
+                        f"{summary['runs']} runs, MAX {summary['max_per_domain']}, "
+                        f"{summary['relevant_total']} relevant in web)")
+    for title in ("strategy", "AUC/oracle", "pages/oracle", "harvest", "rel. pages", "rel. domains", "ms/step"):
+        table.add_column(title, justify="left" if title == "strategy" else "right")
+    for row in summary["strategies"]:
+        table.add_row(row["strategy"], f"{row['auc_ratio_mean']:.3f}", f"{row['oracle_ratio_mean']:.3f}",
+                      f"{row['harvest_rate_mean']:.3f}", f"{row['relevant_pages_mean']:.1f}",
+                      f"{row['relevant_domains_mean']:.1f}", f"{row['decision_ms_mean']:.3f}")
+    out.print(table)
+
+
+@app.command()
+def bench(
+    web: Annotated[str, typer.Option(help="offline web directory, or 'embedded'")] = "embedded",
+    topic: Annotated[str, typer.Option(help="label of the topic, e.g. subject.Science.Biology")] = "subject.Science.Biology",
+    strategy: Annotated[str, typer.Option(help="comma-separated strategies (the oracle always runs)")] = "random,bfs,best-first",
+    budget: Annotated[int, typer.Option(help="pages fetched per crawl (T)")] = 1000,
+    runs: Annotated[int, typer.Option(help="crawls per strategy (K); run i uses seeds chosen by i")] = 5,
+    seeds_per_run: Annotated[int, typer.Option(help="relevant seed pages per run (N)")] = 1,
+    max_per_domain: Annotated[str, typer.Option(help="per-domain cap MAX: inf, an integer, or 5-2")] = "inf",
+    seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
+    out_dir: Annotated[Path, typer.Option("--out", help="output folder")] = Path("bench-results"),
+    quiet: bool = False,
+) -> None:
+    """Run strategies K times on one topic and write summary.json, summary.md and harvest.png."""
+    from focuscrawl.bench.runner import run_benchmark
+
+    names = [s.strip() for s in strategy.split(",") if s.strip()]
+    summary = _run(lambda: run_benchmark(
+        resolve_web(web), topic, names, budget=budget, runs=runs, out=out_dir, seeds_per_run=seeds_per_run,
+        max_per_domain=max_per_domain, seed=seed, progress=None if quiet else console.print))
+    _print_summary(summary)
+    out.print(f"results in {out_dir}/ (summary.json, summary.md, harvest.png)")
+
+
+@app.command()
+def demo(out_dir: Annotated[Path, typer.Option("--out")] = Path("demo-results"),
+         budget: int = 200, runs: int = 3) -> None:
+    """A short benchmark on the embedded web: random, bfs, best-first against the oracle."""
+    bench(web="embedded", topic="subject.Science.Biology", strategy="random,bfs,best-first", budget=budget,
+          runs=runs, seeds_per_run=1, max_per_domain="inf", seed=0, out_dir=out_dir, quiet=False)
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(app())
