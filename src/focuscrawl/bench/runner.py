@@ -18,7 +18,7 @@ import numpy as np
 from focuscrawl.bench.protocol import BenchTopic, load_topic
 from focuscrawl.engine import CrawlEngine, DomainCap
 from focuscrawl.strategies import STRATEGIES, CrawlContext, make_policy
-from focuscrawl.topic.relevance import TfidfRelevanceModel
+from focuscrawl.topic.models import train_relevance_model
 from focuscrawl.types import StepEvent
 from focuscrawl.web.store import OfflineWeb
 
@@ -130,12 +130,18 @@ def run_benchmark(
     cap = DomainCap.parse(max_per_domain)
     web = OfflineWeb(web_dir)
     topic = load_topic(web, topic_label, seed=seed)
-    classifier = TfidfRelevanceModel(seed=seed).fit(topic.inputs.example_texts, topic.inputs.example_labels)
     order = [ORACLE] + [s for s in dict.fromkeys(strategies) if s != ORACLE]
+    # One model per reward type, trained once on the topic's examples and shared by its strategies.
+    classifiers = {}
+    for name in order:
+        model = STRATEGIES[name].reward_model
+        if model not in classifiers:
+            classifiers[model] = train_relevance_model(model, topic.inputs, seed)
     results: list[RunResult] = []
     for run in range(runs):
         seeds = topic.seeds_for_run(run, seeds_per_run)
         for name in order:
+            classifier = classifiers[STRATEGIES[name].reward_model]
             result = crawl_once(web, topic, classifier, name, run, seeds, budget, cap, seed)
             results.append(result)
             if progress:

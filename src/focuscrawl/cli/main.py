@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -176,6 +177,12 @@ def demo(out_dir: Annotated[Path, typer.Option("--out")] = Path("demo-results"),
     """A short benchmark on the embedded web: random, bfs, best-first against the oracle."""
     bench(web="embedded", topic="subject.Science.Biology", strategy="random,bfs,best-first", budget=budget,
           runs=runs, seeds_per_run=1, max_per_domain="inf", seed=0, out_dir=out_dir, quiet=False)
+
+
+# Command groups that live in their own modules register themselves here (each defines register(app)).
+_COMMAND_MODULES: list[str] = []
+for _module in _COMMAND_MODULES:
+    importlib.import_module(_module).register(app)
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from focuscrawl.strategies.base import CrawlContext, Policy
-from focuscrawl.strategies.baselines import BreadthFirstPolicy, OraclePolicy, RandomPolicy
-from focuscrawl.strategies.best_first import BestFirstPolicy
 
 
 @dataclass(frozen=True)
@@ -16,6 +15,7 @@ class StrategySpec:
     description: str
     factory: Callable[..., Policy]
     needs_ground_truth: bool = False
+    reward_model: str = "tfidf"  # name in focuscrawl.topic.models: the classifier whose output is the reward
 
 
 STRATEGIES: dict[str, StrategySpec] = {}
@@ -27,10 +27,13 @@ def register(spec: StrategySpec) -> None:
     STRATEGIES[spec.name] = spec
 
 
-register(StrategySpec("random", "uniformly random frontier URL", RandomPolicy))
-register(StrategySpec("bfs", "breadth-first (FIFO frontier)", BreadthFirstPolicy))
-register(StrategySpec("oracle", "greedy on ground truth: relevant frontier URLs first (upper bound)", OraclePolicy, True))
-register(StrategySpec("best-first", "ACHE-like: page classifier priorities + online link classifier", BestFirstPolicy))
+# Each module registers its strategies when imported: add a strategy family by adding its module here.
+_STRATEGY_MODULES = [
+    "focuscrawl.strategies.baselines",
+    "focuscrawl.strategies.best_first",
+]
+for _module in _STRATEGY_MODULES:
+    importlib.import_module(_module)
 
 
 def make_policy(name: str, judge: Callable[[str], bool] | None = None, **options) -> Policy:

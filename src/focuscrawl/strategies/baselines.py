@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
+from focuscrawl.strategies import StrategySpec, register
 from focuscrawl.strategies.base import CrawlContext, Policy
 from focuscrawl.types import Observation
 
@@ -75,3 +76,9 @@ class OraclePolicy(Policy):
         for link in observation.links:
             if link.new:
                 self._add(link.url)
+
+
+register(StrategySpec("random", "uniformly random frontier URL", RandomPolicy))
+register(StrategySpec("bfs", "breadth-first (FIFO frontier)", BreadthFirstPolicy))
+register(StrategySpec("oracle", "greedy on ground truth: relevant frontier URLs first (upper bound)", OraclePolicy,
+                      needs_ground_truth=True))

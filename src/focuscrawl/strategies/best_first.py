@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.linear_model import SGDClassifier
 
+from focuscrawl.strategies import StrategySpec, register
 from focuscrawl.strategies.base import CrawlContext, Policy
 from focuscrawl.types import Observation
 
@@ -115,3 +116,6 @@ class BestFirstPolicy(Policy):
             self.priority[url] = float(priority)
             self.heap.append((-float(priority), next(self.counter), url))
         heapq.heapify(self.heap)
+
+
+register(StrategySpec("best-first", "ACHE-like: page classifier priorities + online link classifier", BestFirstPolicy))
