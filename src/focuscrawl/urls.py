@@ -6,6 +6,7 @@ that a URL written by a builder and a URL found on a page always compare equal.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from urllib.parse import urljoin, urlsplit
 
 from w3lib.url import canonicalize_url
@@ -21,14 +22,19 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
     that reordered parameters are one URL). We use w3lib, Scrapy's URL library, rather than our own
     rules because real-web URL edge cases are exactly what it has been hardened against.
     """
-    url = url.strip()
-    if not url:
-        return None
     if base is not None:
         try:
-            url = urljoin(base, url)
+            url = urljoin(base, url.strip())
         except ValueError:
             return None
+    return _normalize_absolute(url.strip())
+
+
+@lru_cache(maxsize=1 << 18)
+def _normalize_absolute(url: str) -> str | None:
+    # Cached: crawls meet the same link targets over and over, and canonicalisation costs ~15 us.
+    if not url:
+        return None
     try:
         parts = urlsplit(url)
     except ValueError:

@@ -22,7 +22,8 @@ build_app = typer.Typer(help="Build an offline web from a published dataset.", n
 app.add_typer(web_app, name="web")
 web_app.add_typer(build_app, name="build")
 console = Console(stderr=True)
-out = Console()
+# Piped output gets a wide console so tables are not truncated in logs and CI.
+out = Console(width=None if Console().is_terminal else 140)
 
 USER_ERRORS = (TopicError, WebFormatError, FileExistsError, FileNotFoundError, KeyError, ValueError)
 
@@ -180,7 +181,7 @@ def demo(out_dir: Annotated[Path, typer.Option("--out")] = Path("demo-results"),
 
 
 # Command groups that live in their own modules register themselves here (each defines register(app)).
-_COMMAND_MODULES: list[str] = []
+_COMMAND_MODULES: list[str] = ["focuscrawl.cli.crawl", "focuscrawl.cli.serve", "focuscrawl.cli.bench_policy"]
 for _module in _COMMAND_MODULES:
     importlib.import_module(_module).register(app)
 

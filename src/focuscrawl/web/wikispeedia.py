@@ -27,6 +27,12 @@ SOURCE = (
     "selection, plain texts, article links and subject categories. Text: GNU Free Documentation License."
 )
 EMBEDDED_TOPICS = ("subject.Science.Biology", "subject.Everyday_life.Food_and_agriculture")
+# Biology is drawn from animals so that the two topics stay distinguishable; food plants, which carry
+# both labels, arrive with the food group and make the overlap a crawler must cope with.
+EMBEDDED_GROUPS = (
+    (("subject.Science.Biology.Birds", "subject.Science.Biology.Mammals"), 110),
+    (("subject.Everyday_life.Food_and_agriculture",), 100),
+)
 
 
 @dataclass
@@ -76,7 +82,8 @@ def article_url(name: str) -> str:
 
 
 def anchor_for(name: str) -> str:
-    return unquote(name).replace("_", " ")
+    """Default anchor text: the decoded article name, underscores as spaces."""
+    return " ".join(unquote(name).replace("_", " ").split())
 
 
 def parse_article(raw: str) -> tuple[str, str]:
@@ -119,28 +126,39 @@ def read_article(data: Wikispeedia, name: str) -> tuple[str, str]:
     return parse_article(path.read_text(encoding="utf-8"))
 
 
-def _page_order(text: str, targets: list[str]) -> list[str]:
-    # links.tsv lists targets alphabetically; order them as they appear in the text (first mention of the
-    # anchor), unmentioned ones last, so that "ord" means page order as the format promises.
+def _anchors(text: str, targets: list[str], titles: dict[str, str]) -> list[tuple[str, str]]:
+    """(target, anchor) in page order.
+
+    The anchor is the decoded name unless only the target's displayed title occurs in the text (about
+    1% of names are mangled file names, e.g. "AC_DC" for "AC/DC"). links.tsv lists targets
+    alphabetically; we order them by first mention of the anchor, unmentioned ones last, so that "ord"
+    means page order as the format promises.
+    """
     lowered = text.lower()
-    positions = []
+    ranked = []
     for index, target in enumerate(targets):
-        pos = lowered.find(anchor_for(target).lower())
-        positions.append((pos if pos >= 0 else len(lowered) + index, index, target))
-    return [target for _, _, target in sorted(positions)]
+        anchor = anchor_for(target)
+        pos = lowered.find(anchor.lower())
+        title = titles.get(target, "")
+        if pos < 0 and title and title != anchor and (title_pos := lowered.find(title.lower())) >= 0:
+            anchor, pos = title, title_pos
+        ranked.append((pos if pos >= 0 else len(lowered) + index, target, anchor))
+    return [(target, anchor) for _, target, anchor in sorted(ranked)]
 
 
 def _write(data: Wikispeedia, names: list[str], out: Path, meta: dict, overwrite: bool) -> Path:
-    keep = set(names)
+    # Read everything first: anchors need the targets' titles (the full set is ~100 MB of text).
+    pages = {name: read_article(data, name) for name in names}
+    titles = {name: title for name, (title, _) in pages.items()}
     with WebWriter(out, meta, overwrite=overwrite) as writer:
         for name in names:
-            title, text = read_article(data, name)
+            title, text = pages[name]
             url = article_url(name)
             if not writer.add_page(url, title=title, text=text, labels=data.categories.get(name, ())):
                 raise ValueError(f"two articles map to {url}")
-            targets = [t for t in data.links.get(name, []) if t in keep]
-            for target in _page_order(text, targets):
-                writer.add_link(url, article_url(target), anchor_for(target))
+            targets = [t for t in data.links.get(name, []) if t in pages]
+            for target, anchor in _anchors(text, targets, titles):
+                writer.add_link(url, article_url(target), anchor)
     return out
 
 
@@ -156,15 +174,18 @@ def build_wikispeedia(src: Path, out: Path, overwrite: bool = False) -> Path:
 
 def select_embedded(
     data: Wikispeedia,
-    per_topic: tuple[int, int] = (110, 90),
+    groups: tuple[tuple[tuple[str, ...], int], ...] = EMBEDDED_GROUPS,
     neighbours: int = 140,
+    neighbour_max_bytes: int = 45_000,
     topics: tuple[str, ...] = EMBEDDED_TOPICS,
 ) -> list[str]:
     """Choose a small, well-connected, deterministic slice around ``topics``.
 
-    Relevant pages are the best-connected ones inside each topic; irrelevant pages are the articles
-    (matching no topic) with most links to and from them, so that a crawler meets plausible distractors.
-    Ties break on the name, so the selection never depends on file order or randomness.
+    Each group contributes its best-connected pages (links to other pages of the group); irrelevant
+    pages are the articles matching no topic with most links to and from the chosen ones, so that a
+    crawler meets plausible distractors. Those are mostly countries and continents, three times longer
+    than the topic pages, so the longest are skipped to keep the shipped file small. Ties break on the
+    name: no randomness, no file-order effects.
     """
     known = set(data.articles)
     undirected: dict[str, set[str]] = {name: set() for name in data.articles}
@@ -173,23 +194,37 @@ def select_embedded(
             if src in known and dst in known:
                 undirected[src].add(dst)
                 undirected[dst].add(src)
-    has_text = {n for n in data.articles if (data.root / "plaintext_articles" / f"{n}.txt").is_file()}
+    sizes = {}
+    for name in data.articles:
+        path = data.root / "plaintext_articles" / f"{name}.txt"
+        if path.is_file():
+            sizes[name] = path.stat().st_size
 
-    def in_topic(name: str, topic: str) -> bool:
-        return label_matches(data.categories.get(name, []), topic)
+    def matches(name: str, prefixes: tuple[str, ...]) -> bool:
+        return any(label_matches(data.categories.get(name, []), p) for p in prefixes)
 
-    selected: list[str] = []
     chosen: set[str] = set()
-    for topic, count in zip(topics, per_topic):
-        members = {n for n in has_text if in_topic(n, topic)}
+    for prefixes, count in groups:
+        members = {n for n in sizes if matches(n, prefixes)}
         ranked = sorted(members - chosen, key=lambda n: (-len(undirected[n] & members), n))
-        selected += ranked[:count]
         chosen.update(ranked[:count])
-    relevant = set(selected)
-    candidates = [n for n in has_text - chosen if not any(in_topic(n, t) for t in topics)]
+    relevant = set(chosen)
+    candidates = [n for n, size in sizes.items() if n not in chosen and size <= neighbour_max_bytes]
+    candidates = [n for n in candidates if not matches(n, topics)]
     ranked = sorted(candidates, key=lambda n: (-len(undirected[n] & relevant), n))
-    selected += ranked[:neighbours]
-    return sorted(selected)
+    chosen.update(ranked[:neighbours])
+    # A page whose links all leave the selection would be a trap; give it its best-connected target.
+    for _ in range(5):
+        stuck = sorted(n for n in chosen if not any(t in chosen for t in data.links.get(n, [])))
+        extra = set()
+        for name in stuck:
+            targets = [t for t in data.links.get(name, []) if t in sizes]
+            if targets:
+                extra.add(min(targets, key=lambda t: (-len(undirected[t] & chosen), t)))
+        if not extra:
+            break
+        chosen |= extra
+    return sorted(chosen)
 
 
 def reachable_share(data: Wikispeedia, names: list[str], start: str) -> float:
