@@ -29,7 +29,7 @@ USER_ERRORS = (TopicError, WebFormatError, FileExistsError, FileNotFoundError, K
 
 
 def fail(message: str) -> None:
-    console.print(f"[bold red]error:[/] {message}")
+    console.print(f"[bold red]error:[/] {message}", soft_wrap=True, highlight=False)
     raise typer.Exit(2)
 
 

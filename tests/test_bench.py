@@ -1,0 +1,86 @@
+"""End-to-end benchmark on the embedded web, plus the protocol's promises (no label leaks, determinism)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from focuscrawl.bench.protocol import TopicError, load_topic, topic_keywords
+from focuscrawl.bench.runner import run_benchmark
+from focuscrawl.cli.main import app
+from focuscrawl.web import embedded_web_dir
+from focuscrawl.web.store import OfflineWeb, WebWriter
+
+FIELDS = {"strategy", "runs", "harvest_rate_mean", "harvest_rate_std", "relevant_pages_mean",
+          "relevant_domains_mean", "oracle_ratio_mean", "auc_ratio_mean", "decision_ms_mean", "wall_s"}
+
+
+def test_bench_on_embedded_web(tmp_path):
+    kwargs = dict(budget=120, runs=2, seeds_per_run=1, seed=3)
+    summary = run_benchmark(embedded_web_dir(), "subject.Science.Biology", ["random", "bfs", "best-first"],
+                            out=tmp_path / "a", **kwargs)
+    for name in ("summary.json", "summary.md", "harvest.png", "runs.jsonl"):
+        assert (tmp_path / "a" / name).stat().st_size > 0
+    assert {"web", "topic", "relevant_total", "budget", "max_per_domain"} <= set(summary)
+    rows = {row["strategy"]: row for row in summary["strategies"]}
+    assert list(rows) == ["oracle", "random", "bfs", "best-first"]
+    assert all(FIELDS <= set(row) for row in rows.values())
+    assert rows["oracle"]["oracle_ratio_mean"] == 1.0 and rows["oracle"]["auc_ratio_mean"] == 1.0
+    for row in rows.values():
+        assert 0.0 <= row["harvest_rate_mean"] <= 1.0
+        assert row["auc_ratio_mean"] <= 1.0 + 1e-9
+    # The learned crawler beats the blind ones on this topic.
+    assert rows["best-first"]["auc_ratio_mean"] > max(rows["random"]["auc_ratio_mean"], rows["bfs"]["auc_ratio_mean"])
+
+    again = run_benchmark(embedded_web_dir(), "subject.Science.Biology", ["random", "bfs", "best-first"],
+                          out=tmp_path / "b", **kwargs)
+    strip = lambda s: [{k: v for k, v in r.items() if k not in ("decision_ms_mean", "wall_s")} for r in s["strategies"]]
+    assert strip(again) == strip(summary), "same command, same numbers"
+
+
+def test_seeds_and_examples_are_deterministic_and_relevant():
+    web = OfflineWeb(embedded_web_dir())
+    a, b = load_topic(web, "subject.Science.Biology", seed=1), load_topic(web, "subject.Science.Biology", seed=1)
+    assert a.seeds_for_run(0, 3) == b.seeds_for_run(0, 3)
+    assert a.seeds_for_run(0, 3) != a.seeds_for_run(1, 3)
+    assert all(a.truth(url) for url in a.seeds_for_run(2, 5))
+    assert a.inputs.example_texts == b.inputs.example_texts
+    assert "biology" in a.inputs.keywords and "birds" in a.inputs.keywords
+    # What reaches an agent: texts and labels of examples, keywords. No URL of the web.
+    assert not any(text.startswith("http") for text in a.inputs.example_texts)
+
+
+def test_train_hosts_are_kept_out_of_seeds(tmp_path):
+    with WebWriter(tmp_path / "w", {"name": "split", "topic_defaults": {"train_host_pattern": r"train\.test$"}}) as w:
+        for host in ("train.test", "crawl.test"):
+            for i in range(6):
+                label = "course" if i % 2 else "other"
+                w.add_page(f"http://{host}/{i}", text=f"{label} page number {i} {host}", labels=[label])
+                w.add_link(f"http://{host}/{i}", f"http://{host}/{(i + 1) % 6}", "next")
+    topic = load_topic(OfflineWeb(tmp_path / "w"), "course")
+    assert topic.seed_pool and all("crawl.test" in url for url in topic.seed_pool)
+    assert all("train.test" in text for text in topic.inputs.example_texts)
+
+
+def test_topic_errors_are_clear():
+    web = OfflineWeb(embedded_web_dir())
+    with pytest.raises(TopicError, match="no page"):
+        load_topic(web, "subject.Nonexistent")
+    assert topic_keywords("a.B_c", {"a.B_c.Sub_one", "a.Other"}) == ["b c", "sub one"]
+
+
+def test_cli_bench_and_bad_input(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(app, ["bench", "--web", "embedded", "--topic", "subject.Everyday_life.Food_and_agriculture",
+                                 "--strategy", "bfs,best-first", "--budget", "60", "--runs", "1",
+                                 "--out", str(tmp_path / "out"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["budget"] == 60
+    bad = runner.invoke(app, ["bench", "--web", "embedded", "--strategy", "nope", "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "unknown strategy" in bad.output
+    bad = runner.invoke(app, ["bench", "--web", str(tmp_path), "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "not an offline web" in bad.output
+    bad = runner.invoke(app, ["bench", "--web", "embedded", "--max-per-domain", "lots", "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "per-domain cap" in bad.output
