@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import focuscrawl.web
-from focuscrawl.web.html import render_html
+from focuscrawl.web.html import parse_html, render_html
 from focuscrawl.web.store import OfflineWeb, label_matches
 from focuscrawl.web.webkb import LABELS, build_webkb, decode_body, split_response
 from focuscrawl.web.wikispeedia import (
@@ -81,7 +81,8 @@ def test_wikispeedia_pages_urls_and_labels(wikispeedia_src: Path, tmp_path: Path
     assert article_url("%C3%89douard_Manet") == f"{WS}/other/%C3%89douard_Manet.htm"
     page = web.fetch(f"{WS}/z/Zebra.htm")
     assert page.status == 200 and page.title == "Zebra" and page.content_type == "text/html"
-    assert page.text == "Zebras are African equids. They eat grass and live in herds.\n\nManet never painted one."
+    # Fetched text is whitespace-collapsed, exactly as parse_html gives it for the same page served over HTTP.
+    assert page.text == "Zebras are African equids. They eat grass and live in herds. Manet never painted one."
     stats = web.stats()
     assert stats["pages"] == 5 and stats["links"] == 5 and stats["dead_links"] == 0
     for url in (r.url for r in web.records()):
@@ -105,7 +106,8 @@ def test_wikispeedia_links_anchors_in_page_order(wikispeedia_src: Path, tmp_path
     ]
     assert web.html(zebra) is None  # text only; rendered when served
     html = render_html(page.title, page.text, page.outlinks)
-    assert f'<a href="{WS}/g/Grass.htm">grass</a>' in html
+    assert f'<a href="{WS}/g/Grass.htm">Grass</a>' in html
+    assert parse_html(html, zebra) == (page.title, page.text, page.outlinks)
 
 
 def test_wikispeedia_refuses_to_overwrite(wikispeedia_src: Path, tmp_path: Path) -> None:

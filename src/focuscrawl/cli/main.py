@@ -181,7 +181,7 @@ def demo(out_dir: Annotated[Path, typer.Option("--out")] = Path("demo-results"),
 
 
 # Command groups that live in their own modules register themselves here (each defines register(app)).
-_COMMAND_MODULES: list[str] = ["focuscrawl.cli.crawl", "focuscrawl.cli.serve", "focuscrawl.cli.bench_policy"]
+_COMMAND_MODULES: list[str] = ["focuscrawl.cli.serve"]
 for _module in _COMMAND_MODULES:
     importlib.import_module(_module).register(app)
 

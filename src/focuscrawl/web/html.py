@@ -14,7 +14,8 @@ from focuscrawl.types import Link
 from focuscrawl.urls import normalize_url
 
 _SPACES = re.compile(r"\s+")
-_DROP_TAGS = ["script", "style", "noscript", "template", "svg"]
+# Navigation is not main text; dropping it also makes rendered pages parse back to their stored text.
+_DROP_TAGS = ["script", "style", "noscript", "template", "svg", "nav"]
 
 
 def clean_text(text: str) -> str:
@@ -53,37 +54,18 @@ def parse_html(html: str, base_url: str, max_links: int = 1000) -> tuple[str, st
 def render_html(title: str, text: str, links: list[Link]) -> str:
     """Render a page that stores only text and links (Wikispeedia, synthetic webs) as HTML.
 
-    The first occurrence of a link's anchor text in a paragraph becomes the link, as in the original
-    article; links whose anchor never occurs go to a list at the end, so that every stored link is on
-    the page exactly once and ``parse_html(render_html(...))`` gives back the same links.
+    The text becomes paragraphs and the links a navigation list in stored order. ``parse_html`` leaves
+    navigation out of the main text, so parsing the rendered page gives back exactly the stored title,
+    text (whitespace collapsed) and links: a crawl of a served web sees what the in-process crawl sees.
+    Inline links would look more like the original article, but placing them by anchor matching
+    reorders links and changes anchor case, and that equality matters more for reproducible benchmarks.
     """
     esc = html_lib.escape
-    remaining = {link.url: link for link in links}
-    placed: list[str] = []
-    paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()] or [text]
-    out_paragraphs = []
-    for paragraph in paragraphs:
-        chunk = esc(clean_text(paragraph))
-        for url, link in list(remaining.items()):
-            anchor = esc(link.anchor)
-            if len(anchor) < 3:
-                continue
-            match = re.search(r"(?<![\w>])" + re.escape(anchor) + r"(?![\w<])", chunk, flags=re.IGNORECASE)
-            if match is None:
-                continue
-            # Do not place a link inside an existing tag or anchor.
-            before = chunk[: match.start()]
-            if before.count("<a ") != before.count("</a>") or before.rfind("<") > before.rfind(">"):
-                continue
-            chunk = f'{before}<a href="{esc(url, quote=True)}">{match.group(0)}</a>{chunk[match.end():]}'
-            placed.append(url)
-            del remaining[url]
-        out_paragraphs.append(f"<p>{chunk}</p>")
-    extra = "".join(
-        f'<li><a href="{esc(link.url, quote=True)}">{esc(link.anchor)}</a></li>' for link in remaining.values()
-    )
-    see_also = f"<h2>Links</h2><ul>{extra}</ul>" if extra else ""
+    paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
+    body = "".join(f"<p>{esc(clean_text(p))}</p>" for p in paragraphs)
+    items = "".join(f'<li><a href="{esc(link.url, quote=True)}">{esc(link.anchor)}</a></li>' for link in links)
+    nav = f"<nav><ul>{items}</ul></nav>" if items else ""
     return (
         f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{esc(title)}</title></head>"
-        f"<body><h1>{esc(title)}</h1>{''.join(out_paragraphs)}{see_also}</body></html>"
+        f"<body><main>{body}</main>{nav}</body></html>"
     )

@@ -1,0 +1,531 @@
+"""The real-web fetcher: polite, bounded, and safe to point at URLs that strangers wrote.
+
+One aiohttp session serves every request (aiohttp rather than httpx: its resolver hook lets the
+address check happen on the very addresses the connection uses, it streams and leaves decompression
+to us, and it is the faster of the two at high concurrency; its server half also runs the loopback
+web in ``focuscrawl.web.serve``, so the project has one HTTP stack).
+
+Politeness is per host: at most ``per_host_concurrency`` requests in flight and ``min_delay`` seconds
+(or the site's robots.txt Crawl-delay, or a 429/503 back-off) between the end of one request and the
+start of the next. ``host_ready_in`` exposes that schedule so an async driver can pick URLs whose host
+is free instead of queueing behind a slow one.
+
+``fetch`` never raises for network or HTTP trouble: a refused, unreachable or broken URL is a Page
+with status 0 and an ``error``, because on the real web that is an ordinary outcome of a crawl step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import email.utils
+import re
+import time
+import zlib
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import aiohttp
+from yarl import URL
+
+from focuscrawl import __version__
+from focuscrawl.types import Page
+from focuscrawl.urls import MAX_URL_LENGTH, normalize_url
+from focuscrawl.web.html import parse_html
+from focuscrawl.web.robots import RobotsCache
+from focuscrawl.web.safety import AddressPolicy, BlockedAddressError, CachingResolver, check_url, is_trap_url
+
+DEFAULT_USER_AGENT = f"focuscrawl/{__version__} (+https://github.com/focuscrawl/focuscrawl; focused research crawler)"
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+# Types that may be HTML served carelessly: we look at the bytes before deciding.
+SNIFF_TYPES = ("", "text/plain", "application/octet-stream", "application/x-unknown", "unknown/unknown")
+ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309: parse at least the first 500 KiB
+
+
+@dataclass
+class FetchConfig:
+    """Every knob of the fetcher. The defaults are those of a polite crawler on the public web."""
+
+    user_agent: str = DEFAULT_USER_AGENT
+    robots_agent: str = "focuscrawl"  # the product token robots.txt groups are matched against
+    obey_robots: bool = True
+    robots_ttl: float = 24 * 3600.0
+    robots_error_ttl: float = 600.0  # how long a site whose robots.txt is unreachable stays disallowed
+    max_concurrency: int = 64  # requests in flight over all hosts
+    per_host_concurrency: int = 1
+    min_delay: float = 1.0  # seconds between requests to one host (end of one to start of the next)
+    max_crawl_delay: float = 60.0  # robots.txt Crawl-delay above this is clipped
+    throttle_retries: int = 2  # retries of a 429/503 answer, after waiting as the server asked
+    max_retry_after: float = 120.0  # a longer Retry-After is not waited for: the fetch returns the 429/503
+    connect_timeout: float = 10.0
+    read_timeout: float = 20.0  # between two reads of the socket
+    total_timeout: float = 60.0  # one request, from connect to the last body byte
+    max_body_bytes: int = 4 * 1024 * 1024  # on the wire and after decompression; longer bodies are cut
+    max_redirects: int = 5
+    max_url_length: int = MAX_URL_LENGTH
+    max_outlinks: int = 1000
+    trap_max_segment_repeats: int = 3
+    trap_max_depth: int = 16
+    allow_loopback: bool = False
+    allow_private: bool = False
+    resolve_overrides: dict[str, str] = field(default_factory=dict)  # host -> "ip[:port]", fetched over http
+    dns_ttl: float = 300.0
+    keep_html: bool = True  # Page.html holds the decoded document (for WARC writing)
+
+    @classmethod
+    def loopback(cls, resolve_overrides: dict[str, str] | None = None, **overrides) -> FetchConfig:
+        """A configuration for crawling a web served on loopback by ``focuscrawl web serve``."""
+        return cls(allow_loopback=True, resolve_overrides=dict(resolve_overrides or {}), **overrides)
+
+
+@dataclass(slots=True)
+class FetchResult:
+    """Everything known about one fetch: the Page, plus what a WARC writer or a log wants."""
+
+    page: Page
+    headers: list[tuple[str, str]] = field(default_factory=list)  # of the final response
+    ip: str | None = None
+    redirects: list[str] = field(default_factory=list)  # URLs fetched before the final one
+    body: bytes = b""  # decoded of Content-Encoding, possibly cut at max_body_bytes
+    truncated: bool = False
+    elapsed: float = 0.0
+
+
+@dataclass(slots=True)
+class _Response:
+    status: int
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: bytes = b""
+    content_type: str = ""
+    charset: str | None = None
+    is_html: bool = False
+    truncated: bool = False
+    ip: str | None = None
+    error: str = ""
+
+    def header(self, name: str) -> str | None:
+        name = name.lower()
+        return next((v for k, v in self.headers if k.lower() == name), None)
+
+
+@dataclass(slots=True)
+class _HostState:
+    active: int = 0
+    next_start: float = 0.0
+    backoff: float = 0.0  # extra delay after throttling answers without Retry-After, doubled each time
+    crawl_delay: float | None = None
+    last_end: float = float("-inf")
+    waiters: list[asyncio.Future] = field(default_factory=list)
+
+
+class HttpFetcher:
+    """Fetches pages over HTTP(S). Create and use it inside one running event loop; ``aclose`` at the end.
+
+    >>> async with HttpFetcher(FetchConfig(min_delay=2.0)) as fetcher:
+    ...     page = await fetcher.fetch("https://example.org/")
+    """
+
+    def __init__(self, config: FetchConfig | None = None):
+        self.config = config = config or FetchConfig()
+        self.resolver = CachingResolver(
+            AddressPolicy(config.allow_loopback, config.allow_private), config.resolve_overrides, ttl=config.dns_ttl
+        )
+        self.robots = RobotsCache(self._fetch_robots, config.robots_agent, ttl=config.robots_ttl,
+                                  error_ttl=config.robots_error_ttl)
+        self._hosts: dict[str, _HostState] = {}
+        self._global = asyncio.Semaphore(config.max_concurrency)
+        self._session: aiohttp.ClientSession | None = None
+        self.requests = 0
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            cfg = self.config
+            connector = aiohttp.TCPConnector(
+                resolver=self.resolver, use_dns_cache=False, limit=cfg.max_concurrency, limit_per_host=0,
+                enable_cleanup_closed=True,
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                cookie_jar=aiohttp.DummyCookieJar(),  # no cross-request state: every fetch is anonymous
+                headers={"User-Agent": cfg.user_agent, "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
+                         "Accept-Encoding": "gzip, deflate"},
+                timeout=aiohttp.ClientTimeout(total=cfg.total_timeout, connect=cfg.connect_timeout,
+                                              sock_read=cfg.read_timeout),
+                auto_decompress=False,  # we decompress ourselves, counting bytes (decompression bombs)
+                raise_for_status=False,
+            )
+        return self._session
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def __aenter__(self) -> HttpFetcher:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
+
+    # -- the public API --------------------------------------------------------------------------
+    async def fetch(self, url: str) -> Page:
+        """Fetch ``url`` politely, following up to ``max_redirects`` redirects, each hop re-checked."""
+        return (await self.fetch_result(url)).page
+
+    def host_ready_in(self, url: str) -> float:
+        """Seconds until politeness lets a request to ``url``'s host start (0 if it could start now)."""
+        state = self._hosts.get(_host_of(url))
+        if state is None:
+            return 0.0
+        wait = max(0.0, self._ready_at(state) - time.monotonic())
+        if state.active >= self.config.per_host_concurrency:
+            # Busy: it frees when a response ends, which we cannot know; at least one delay away.
+            wait = max(wait, self._delay(state), 0.001)
+        return wait
+
+    async def robots_allows(self, url: str) -> bool:
+        """Whether robots.txt lets us fetch ``url`` (fetches and caches the site's file if needed)."""
+        return not self.config.obey_robots or await self.robots.allowed(url)
+
+    def refusal(self, url: str) -> str | None:
+        """Why ``url`` will not be fetched without contacting anyone (scheme, length, trap), or None."""
+        reason = check_url(url, max_length=self.config.max_url_length)
+        if reason is None and is_trap_url(url, max_segment_repeats=self.config.trap_max_segment_repeats,
+                                          max_depth=self.config.trap_max_depth):
+            reason = "looks like a spider trap (repeated or too deep path)"
+        return reason
+
+    async def fetch_result(self, url: str) -> FetchResult:
+        started = time.monotonic()
+        cfg = self.config
+        current = url
+        redirects: list[str] = []
+        retries = 0
+        while True:
+            reason = self.refusal(current) or await self._address_refusal(current)
+            if reason is None and cfg.obey_robots:
+                rules = await self.robots.rules(current)
+                state = self._hosts.setdefault(_host_of(current), _HostState())
+                state.crawl_delay = rules.crawl_delay(cfg.robots_agent)
+                if rules.disallow_all:
+                    reason = f"disallowed by robots.txt: unavailable (status {rules.status}), retried later"
+                elif not rules.allowed(current, cfg.robots_agent):
+                    reason = "disallowed by robots.txt"
+            if reason is not None:
+                return self._result(url, current, _Response(0, error=reason), redirects, started)
+            response = await self._request(current, cfg.max_body_bytes, html_only=True)
+            if response.status in (429, 503) and retries < cfg.throttle_retries:
+                wait = self.host_ready_in(current)
+                if wait <= cfg.max_retry_after:
+                    retries += 1
+                    continue  # _request already pushed the host's next start past Retry-After
+            location = response.header("Location")
+            if 300 <= response.status < 400 and location:
+                target = normalize_url(location, current)
+                if target is None:
+                    response.error = f"redirect to an unusable URL: {location[:200]}"
+                    return self._result(url, current, response, redirects, started)
+                if len(redirects) >= cfg.max_redirects or target in redirects or target == current:
+                    response.error = "too many redirects" if target not in redirects else "redirect loop"
+                    return self._result(url, current, response, redirects, started)
+                redirects.append(current)
+                current = target
+                retries = 0
+                continue
+            return self._result(url, current, response, redirects, started)
+
+    # -- building the Page -----------------------------------------------------------------------
+    def _result(self, url: str, final: str, response: _Response, redirects: list[str], started: float) -> FetchResult:
+        cfg = self.config
+        page = Page(url=url, final_url=final, status=response.status, content_type=response.content_type,
+                    error=response.error)
+        if 200 <= response.status < 300 and response.is_html:
+            document = decode_html(response.body, response.charset, response.truncated)
+            try:
+                title, text, links = parse_html(document, final, max_links=cfg.max_outlinks)
+            except Exception as exc:  # noqa: BLE001 - a page the parser cannot take is a failed page, not a crash
+                title, text, links = "", "", []
+                page.error = f"unparseable HTML: {type(exc).__name__}"
+            page.title, page.text = title, text
+            # parse_html's links are normalised (http(s), bounded length): only traps remain to drop.
+            page.outlinks = [link for link in links if len(link.url) <= cfg.max_url_length and not is_trap_url(
+                link.url, max_segment_repeats=cfg.trap_max_segment_repeats, max_depth=cfg.trap_max_depth)]
+            if cfg.keep_html:
+                page.html = document
+        elif 200 <= response.status < 300 and not page.error:
+            page.error = f"not HTML ({response.content_type or 'no content type'})"
+        if response.truncated and not page.error:
+            page.error = f"body cut at {cfg.max_body_bytes} bytes"
+        return FetchResult(page, response.headers, response.ip, redirects, response.body, response.truncated,
+                           time.monotonic() - started)
+
+    # -- one HTTP exchange, politely ---------------------------------------------------------------
+    async def _address_refusal(self, url: str) -> str | None:
+        try:
+            await self.resolver.addresses(_host_of(url))
+        except BlockedAddressError as exc:
+            return f"refused address: {exc}"
+        except OSError as exc:
+            return str(exc)
+        return None
+
+    async def _request(self, url: str, max_bytes: int, *, html_only: bool) -> _Response:
+        host = _host_of(url)
+        refused = await self._address_refusal(url)  # before taking a politeness slot
+        if refused is not None:
+            return _Response(0, error=refused)
+        state = await self._acquire(host)
+        status = 0
+        retry_after: float | None = None
+        try:
+            async with self._global:
+                response = await self._exchange(url, max_bytes, html_only)
+            status = response.status
+            if status in (429, 503):
+                retry_after = parse_retry_after(response.header("Retry-After"))
+            return response
+        finally:
+            self._release(host, state, status, retry_after)
+
+    async def _exchange(self, url: str, max_bytes: int, html_only: bool) -> _Response:
+        cfg = self.config
+        self.requests += 1
+        request_url = URL(url, encoded=True)
+        headers = {}
+        if self.resolver.override_for(request_url.host or "") is not None and request_url.scheme == "https":
+            # The loopback server speaks plain HTTP; it learns the original scheme from this header.
+            request_url = request_url.with_scheme("http")
+            headers["X-Forwarded-Proto"] = "https"
+        try:
+            async with asyncio.timeout(cfg.total_timeout):
+                async with self._client().get(request_url, headers=headers, allow_redirects=False) as resp:
+                    return await self._read(resp, max_bytes, html_only)
+        except TimeoutError:
+            return _Response(0, error=f"timeout after {cfg.total_timeout:g} s")
+        except aiohttp.ClientConnectorError as exc:
+            cause = exc.os_error
+            if isinstance(cause, BlockedAddressError):
+                return _Response(0, error=f"refused address: {cause}")
+            return _Response(0, error=f"cannot connect: {cause or exc}")
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            return _Response(0, error=f"{type(exc).__name__}: {exc}"[:500])
+        except Exception as exc:  # noqa: BLE001 - whatever a hostile server provokes, fetch must not raise
+            return _Response(0, error=f"unexpected {type(exc).__name__}: {exc}"[:500])
+
+    async def _read(self, resp: aiohttp.ClientResponse, max_bytes: int, html_only: bool) -> _Response:
+        out = _Response(resp.status, [(k.decode("latin-1"), v.decode("latin-1")) for k, v in resp.raw_headers])
+        transport = resp.connection.transport if resp.connection is not None else None
+        peer = transport.get_extra_info("peername") if transport is not None else None
+        out.ip = peer[0] if peer else None
+        raw_type = out.header("Content-Type") or ""
+        out.content_type = raw_type.split(";", 1)[0].strip().lower()
+        out.charset = resp.charset
+        if html_only and (not 200 <= resp.status < 300 or
+                          (out.content_type not in HTML_TYPES and out.content_type not in SNIFF_TYPES)):
+            # Error pages, redirects, images, PDFs: the body is never used. A short one is drained so
+            # that the connection can be reused; a long one costs a new connection instead.
+            if (resp.content_length or 0) <= 65536 and resp.content_length is not None:
+                await resp.read()
+            else:
+                resp.close()
+            return out
+        try:
+            decoder = _Decoder(out.header("Content-Encoding") or "")
+        except ValueError as exc:
+            out.error = str(exc)
+            return out
+        chunks: list[bytes] = []
+        size = wire = 0
+        sniffed_out = False
+        async for chunk in resp.content.iter_chunked(64 * 1024):
+            wire += len(chunk)
+            data = decoder.feed(chunk, max_bytes - size + 1)
+            size += len(data)
+            chunks.append(data)
+            if size > max_bytes or wire > max_bytes or decoder.unconsumed:
+                out.truncated = True
+                break
+            if html_only and len(chunks) == 1 and out.content_type not in HTML_TYPES and not looks_like_html(data):
+                sniffed_out = True  # not HTML: stop downloading
+                break
+        if out.truncated or sniffed_out:
+            resp.close()  # drop the connection rather than drain an endless, bomb or unwanted body
+        else:
+            tail = decoder.flush(max_bytes - size + 1)
+            size += len(tail)
+            chunks.append(tail)
+            out.truncated = size > max_bytes
+        out.body = b"".join(chunks)[:max_bytes]
+        out.is_html = out.content_type in HTML_TYPES or looks_like_html(out.body[:1024])
+        if out.is_html and b"\x00" in out.body[:1024] and not out.body.startswith((b"\xff\xfe", b"\xfe\xff")):
+            out.is_html = False  # binary content mislabelled as HTML
+        return out
+
+    async def _fetch_robots(self, url: str) -> tuple[int, str]:
+        current = url
+        for _ in range(self.config.max_redirects + 1):
+            if check_url(current) is not None:
+                return 0, ""
+            response = await self._request(current, ROBOTS_MAX_BYTES, html_only=False)
+            location = response.header("Location")
+            if 300 <= response.status < 400 and location:
+                current = normalize_url(location, current) or ""
+                continue
+            return response.status, response.body.decode("utf-8", errors="replace")
+        return 0, ""
+
+    # -- politeness --------------------------------------------------------------------------------
+    def _delay(self, state: _HostState) -> float:
+        delay = self.config.min_delay
+        if state.crawl_delay is not None:
+            delay = max(delay, min(state.crawl_delay, self.config.max_crawl_delay))
+        return delay + state.backoff
+
+    def _ready_at(self, state: _HostState) -> float:
+        # Measured from the end of the previous response, so a slow server gets slower requests.
+        return max(state.next_start, state.last_end + self._delay(state))
+
+    async def _acquire(self, host: str) -> _HostState:
+        state = self._hosts.setdefault(host, _HostState())
+        limit = self.config.per_host_concurrency
+        while True:
+            now = time.monotonic()
+            ready_at = self._ready_at(state)
+            if state.active < limit and now >= ready_at:
+                state.active += 1
+                state.next_start = now + self._delay(state)
+                return state
+            if state.active >= limit:
+                waiter = asyncio.get_running_loop().create_future()
+                state.waiters.append(waiter)
+                try:
+                    await waiter
+                finally:
+                    if waiter in state.waiters:
+                        state.waiters.remove(waiter)
+            else:
+                await asyncio.sleep(ready_at - now)
+
+    def _release(self, host: str, state: _HostState, status: int, retry_after: float | None) -> None:
+        cfg = self.config
+        state.active -= 1
+        now = time.monotonic()
+        if status in (429, 503):
+            if retry_after is None:
+                state.backoff = min(cfg.max_retry_after, max(2 * state.backoff, cfg.min_delay, 1.0))
+            else:
+                state.next_start = max(state.next_start, now + min(retry_after, cfg.max_retry_after + 1))
+        elif status:
+            state.backoff = 0.0
+        state.last_end = now
+        for waiter in state.waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        state.waiters.clear()
+
+
+# -- bytes to text -----------------------------------------------------------------------------------
+class _Decoder:
+    """Undoes Content-Encoding incrementally, never producing more than asked (decompression bombs)."""
+
+    def __init__(self, encoding: str):
+        encoding = encoding.strip().lower()
+        if encoding in ("", "identity"):
+            self._z = None
+        elif encoding in ("gzip", "x-gzip", "deflate"):
+            self._z = zlib.decompressobj(47 if encoding != "deflate" else zlib.MAX_WBITS)
+            self._deflate = encoding == "deflate"
+            self._started = False
+        else:
+            raise ValueError(f"unsupported content encoding {encoding!r}")
+        self.unconsumed = False
+
+    def feed(self, chunk: bytes, limit: int) -> bytes:
+        if self._z is None:
+            return chunk[:limit] if len(chunk) > limit else chunk
+        try:
+            data = self._z.decompress(chunk, limit)
+        except zlib.error:
+            if not (self._deflate and not self._started):
+                raise ValueError("corrupt compressed body") from None
+            # Some servers send raw deflate without the zlib header the RFC asks for.
+            self._z = zlib.decompressobj(-zlib.MAX_WBITS)
+            data = self._z.decompress(chunk, limit)
+        self._started = True
+        self.unconsumed = bool(self._z.unconsumed_tail)
+        return data
+
+    def flush(self, limit: int) -> bytes:
+        if self._z is None:
+            return b""
+        try:
+            return self._z.decompress(b"", limit) if self._z.unconsumed_tail else self._z.flush()[:limit]
+        except zlib.error:
+            return b""
+
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE)
+_HTML_START = re.compile(rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body|title|meta|p|div|a\s|table|h1|script)",
+                         re.IGNORECASE | re.DOTALL)
+# WHATWG: labels that mean windows-1252 in practice, since browsers decode them that way.
+_WINDOWS_1252 = {"iso-8859-1", "iso8859-1", "latin-1", "latin1", "us-ascii", "ascii", "l1"}
+
+
+def looks_like_html(head: bytes) -> bool:
+    head = head.lstrip(b"\xef\xbb\xbf")
+    return bool(_HTML_START.match(head[:1024]))
+
+
+def decode_html(body: bytes, declared: str | None = None, truncated: bool = False) -> str:
+    """Bytes to text: BOM, then the HTTP charset, then ``<meta charset>``, then UTF-8, then windows-1252."""
+    boms = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+    for bom, name in boms:
+        if body.startswith(bom):
+            return body[len(bom):].decode(name, errors="replace")
+    candidates = [declared]
+    match = _META_CHARSET.search(body[:4096])
+    if match:
+        candidates.append(match.group(1).decode("ascii", errors="ignore"))
+    for name in candidates:
+        if not name:
+            continue
+        name = name.strip().lower()
+        if name in _WINDOWS_1252:
+            name = "cp1252"
+        try:
+            codecs.lookup(name)
+        except LookupError:
+            continue
+        if name.startswith(("utf-16", "utf16", "utf-32", "utf32")):
+            continue  # without a BOM, a document we could read the declaration of is not UTF-16
+        return body.decode(name, errors="replace")
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if truncated and exc.start >= len(body) - 3:
+            return body.decode("utf-8", errors="replace")  # a multibyte character cut by truncation
+        return body.decode("cp1252", errors="replace")
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Retry-After as seconds from now: either a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _host_of(url: str) -> str:
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""

@@ -1,0 +1,259 @@
+"""Serve an offline web over HTTP on loopback, each of its hosts on its own 127.x.y.z address.
+
+This is how the real-web fetcher is tested end to end, and how a crawl over HTTP is compared with the
+in-process crawl of the same web: the crawler keeps the web's own URLs and is told (``resolve_overrides``)
+which loopback address stands for which host, exactly as DNS would on the real web. Linux routes all of
+127.0.0.0/8 to the loopback interface, so any of those addresses can be bound without configuration.
+
+The server speaks plain HTTP. A crawler that maps an ``https://`` URL to it says so with
+``X-Forwarded-Proto: https``; without that header both schemes are looked up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import random
+import socket
+import sqlite3
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from focuscrawl.urls import normalize_url
+from focuscrawl.web.html import render_html
+from focuscrawl.web.store import WEB_FILE, OfflineWeb
+
+# A test hook: (request, host, url) -> a response to send instead of the web's, or None.
+Hook = Callable[[web.Request, str, str], Awaitable[web.StreamResponse | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestLog:
+    """One request as the server saw it (``time`` is time.monotonic() on arrival)."""
+
+    time: float
+    host: str
+    path: str
+    status: int
+    address: str
+    user_agent: str
+
+
+def allocate_addresses(count: int, base_ip: str = "127.0.1.1") -> list[str]:
+    """``count`` distinct loopback addresses from ``base_ip`` upwards, skipping .0 and .255."""
+    addr = ipaddress.IPv4Address(base_ip)
+    if not addr.is_loopback:
+        raise ValueError(f"{base_ip} is not a loopback address (127.0.0.0/8)")
+    out: list[str] = []
+    while len(out) < count:
+        if not addr.is_loopback:
+            raise ValueError(f"not enough loopback addresses above {base_ip} for {count} hosts")
+        if addr.packed[-1] not in (0, 255):
+            out.append(str(addr))
+        addr += 1
+    return out
+
+
+def web_hosts(web_dir: str | Path) -> list[str]:
+    """The distinct host names in the web's URLs (``www.x`` and ``x`` are distinct hosts here)."""
+    db = sqlite3.connect(f"file:{Path(web_dir) / WEB_FILE}?mode=ro&immutable=1", uri=True)
+    try:
+        hosts = {(urlsplit(url).hostname or "").lower() for (url,) in db.execute("SELECT url FROM pages")}
+    finally:
+        db.close()
+    hosts.discard("")
+    return sorted(hosts)
+
+
+class ServedWeb:
+    """A running (or ready to run) loopback server for one offline web. Use ``async with`` or start/stop.
+
+    ``hosts`` maps each host name to the ``"ip:port"`` serving it: pass it to
+    ``FetchConfig.resolve_overrides``. ``log`` records every request, for politeness checks.
+    """
+
+    def __init__(
+        self,
+        web_dir: str | Path,
+        *,
+        base_ip: str = "127.0.1.1",
+        port: int = 0,
+        latency_ms: float = 0.0,
+        error_rate: float = 0.0,
+        error_status: int = 503,
+        seed: int = 0,
+        disallow: Iterable[str] | Mapping[str, Iterable[str]] = (),
+        crawl_delay: float | None = None,
+        robots: Mapping[str, str | None] | None = None,
+        max_addresses: int = 4096,
+        hook: Hook | None = None,
+        log_size: int = 1_000_000,
+        cache_pages: int = 4096,
+    ):
+        self.web_dir = Path(web_dir)
+        self.web = OfflineWeb(self.web_dir)
+        self._db = sqlite3.connect(f"file:{self.web_dir / WEB_FILE}?mode=ro&immutable=1", uri=True,
+                                   check_same_thread=False)
+        self.base_ip = base_ip
+        self.port = port
+        self.latency = latency_ms / 1000.0
+        self.error_rate = error_rate
+        self.error_status = error_status
+        self.rng = random.Random(seed)
+        self.disallow = disallow
+        self.crawl_delay = crawl_delay
+        self.robots_override = dict(robots or {})
+        self.hook = hook
+        self.log: deque[RequestLog] = deque(maxlen=log_size)
+        # render_html costs ~15 ms for a long article: keep recent bodies so repeated crawls are fast.
+        self._cache: dict[str, bytes] = {}
+        self._cache_size = cache_pages
+        names = web_hosts(self.web_dir)
+        # More hosts than addresses: hosts share addresses round-robin and are told apart by Host header.
+        addresses = allocate_addresses(min(len(names), max_addresses) or 1, base_ip)
+        self._address_of = {host: addresses[i % len(addresses)] for i, host in enumerate(names)}
+        self._hosts_at: dict[str, list[str]] = {}
+        for host, ip in self._address_of.items():
+            self._hosts_at.setdefault(ip, []).append(host)
+        self.hosts: dict[str, str] = {}
+        self._runner: web.AppRunner | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    async def start(self) -> ServedWeb:
+        app = web.Application(handler_args={"max_field_size": 16384})
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        # A test server must stop promptly even with a deliberately slow handler in flight.
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        await self._runner.setup()
+        ports: dict[str, int] = {}
+        try:
+            for ip in dict.fromkeys(self._address_of.values()):
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind((ip, self.port))
+                ports[ip] = sock.getsockname()[1]
+                await web.SockSite(self._runner, sock, backlog=1024).start()
+        except BaseException:
+            await self._runner.cleanup()
+            raise
+        self.hosts = {host: f"{ip}:{ports[ip]}" for host, ip in self._address_of.items()}
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        self.web.close()
+        self._db.close()
+
+    async def __aenter__(self) -> ServedWeb:
+        return await self.start()
+
+    async def __aexit__(self, *exc) -> None:
+        await self.stop()
+
+    def base_url(self, host: str) -> str:
+        return f"http://{self.hosts[host]}"
+
+    # -- robots.txt ------------------------------------------------------------------------------
+    def robots_txt(self, host: str) -> str | None:
+        """The robots.txt served for ``host`` (None: answer 404)."""
+        if host in self.robots_override:
+            return self.robots_override[host]
+        rules = self.disallow.get(host, ()) if isinstance(self.disallow, Mapping) else self.disallow
+        lines = ["User-agent: *"]
+        lines += [f"Disallow: {path}" for path in rules] or ["Disallow:"]
+        if self.crawl_delay is not None:
+            lines.append(f"Crawl-delay: {self.crawl_delay:g}")
+        return "\n".join(lines) + "\n"
+
+    # -- requests --------------------------------------------------------------------------------
+    def _host_of(self, request: web.Request) -> tuple[str, str]:
+        """(host name, netloc as the client wrote it) of a request."""
+        netloc = (request.headers.get("Host") or "").strip().lower()
+        host = urlsplit(f"//{netloc}").hostname or ""
+        if host in self._address_of:
+            return host, netloc
+        # Addressed by IP (e.g. curl http://127.0.1.1/): the address says which host is meant.
+        sockname = request.transport.get_extra_info("sockname") if request.transport else None
+        candidates = self._hosts_at.get(sockname[0], []) if sockname else []
+        return (candidates[0], candidates[0]) if candidates else ("", netloc)
+
+    def _lookup(self, request: web.Request, netloc: str) -> tuple[str, tuple] | None:
+        proto = request.headers.get("X-Forwarded-Proto", "").lower()
+        schemes = [proto] if proto in ("http", "https") else ["https", "http"]
+        for scheme in schemes:
+            url = f"{scheme}://{netloc}{request.raw_path}"
+            for candidate in dict.fromkeys([url, normalize_url(url) or url]):
+                row = self._db.execute(
+                    "SELECT status, content_type, location FROM pages WHERE url = ?", (candidate,)
+                ).fetchone()
+                if row is not None:
+                    return candidate, row
+        return None
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        arrived = time.monotonic()
+        host, netloc = self._host_of(request)
+        response = await self._respond(request, host, netloc)
+        sockname = request.transport.get_extra_info("sockname") if request.transport else None
+        self.log.append(RequestLog(arrived, host, request.raw_path, response.status,
+                                   sockname[0] if sockname else "", request.headers.get("User-Agent", "")))
+        return response
+
+    async def _respond(self, request: web.Request, host: str, netloc: str) -> web.StreamResponse:
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if not host:
+            return web.Response(status=404, text="unknown host\n")
+        if self.hook is not None:
+            hooked = await self.hook(request, host, f"http://{netloc}{request.raw_path}")
+            if hooked is not None:
+                return hooked
+        if self.error_rate and self.rng.random() < self.error_rate:
+            return web.Response(status=self.error_status, text="injected error\n")
+        if request.path == "/robots.txt":
+            body = self.robots_txt(host)
+            if body is None:
+                return web.Response(status=404, text="no robots.txt\n")
+            return web.Response(text=body, content_type="text/plain")
+        found = self._lookup(request, netloc)
+        if found is None:
+            return web.Response(status=404, text="not in this web\n")
+        url, (status, content_type, location) = found
+        if 300 <= status < 400:
+            return web.Response(status=status, headers={"Location": location} if location else None)
+        if not 200 <= status < 300:
+            return web.Response(status=status, text=f"status {status}\n")
+        mime = (content_type or "text/html").split(";", 1)[0].strip()
+        return web.Response(body=self.page_body(url), headers={"Content-Type": f"{mime}; charset=utf-8"})
+
+    def page_body(self, url: str) -> bytes:
+        """The HTML served for a 2xx URL: stored HTML, else rendered from title, text and links."""
+        body = self._cache.get(url)
+        if body is None:
+            html = self.web.html(url)
+            if html is None:
+                page = self.web.fetch(url)
+                html = render_html(page.title, page.text, page.outlinks)
+            body = html.encode("utf-8")
+            if len(self._cache) >= self._cache_size:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[url] = body
+        return body
+
+
+def serve_web(web_dir: str | Path, **options) -> ServedWeb:
+    """A server for ``web_dir`` (not started yet): ``async with serve_web(d) as server: ...``.
+
+    Options are those of ServedWeb: base_ip, port (0 = any free port per address), latency_ms,
+    error_rate, error_status, seed, disallow (paths for every host, or host -> paths), crawl_delay,
+    robots (host -> robots.txt text, None for 404), max_addresses, hook.
+    """
+    return ServedWeb(web_dir, **options)
