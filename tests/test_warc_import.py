@@ -19,7 +19,10 @@ HOME = """<!DOCTYPE html><html><head><title>Home page</title></head><body>
 <a href="mailto:x@example.org">mail</a> <a href="/a.html">A again</a>
 </body></html>"""
 PAGE_A = "<html><head><title>A</title></head><body><p>Whales are mammals.</p><a href='/'>home</a></body></html>"
-PAGE_B = "<html><head><meta charset='iso-8859-1'><title>B caf\u00e9</title></head><body><p>Le caf\u00e9 des baleines.</p><a href='http://other.example.net/x'>elsewhere</a></body></html>"
+PAGE_B = (
+    "<html><head><meta charset='iso-8859-1'><title>B caf\u00e9</title></head><body>"
+    "<p>Le caf\u00e9 des baleines.</p><a href='http://other.example.net/x'>elsewhere</a></body></html>"
+)
 
 
 def _response(writer, url, status, headers, body: bytes, record_type="response"):
@@ -28,7 +31,8 @@ def _response(writer, url, status, headers, body: bytes, record_type="response")
 
 
 def _chunked(data: bytes, size: int = 50) -> bytes:
-    parts = [b"%x\r\n%s\r\n" % (len(data[i:i + size]), data[i:i + size]) for i in range(0, len(data), size)]
+    pieces = [data[i:i + size] for i in range(0, len(data), size)]
+    parts = [b"%x\r\n%s\r\n" % (len(piece), piece) for piece in pieces]
     return b"".join(parts) + b"0\r\n\r\n"
 
 
@@ -49,7 +53,8 @@ def write_warc(path: Path, gzip_records: bool = True) -> Path:
                   _chunked(gzip.compress(PAGE_B.encode("latin-1"))))
         # A later capture of the home page: ignored, the first 200 wins.
         _response(w, "http://example.org/", "200 OK", html, b"<html><title>Second capture</title></html>")
-        _response(w, "http://example.org/old", "301 Moved Permanently", [("Location", "HTTP://Example.ORG:80/b.html#frag")], b"")
+        moved = [("Location", "HTTP://Example.ORG:80/b.html#frag")]
+        _response(w, "http://example.org/old", "301 Moved Permanently", moved, b"")
         _response(w, "http://example.org/logo.png", "200 OK", [("Content-Type", "image/png")], b"\x89PNG\r\n\x1a\n")
         _response(w, "http://example.org/denied", "403 Forbidden", html, b"<html>no</html>")
         w.write_record(w.create_revisit_record("http://example.org/a.html", "sha1:AAAA", "http://example.org/a.html",
@@ -215,3 +220,16 @@ def test_decode_html_fallbacks():
     assert decode_html("caf\u00e9".encode("utf-8"), "text/html; charset=bogus-charset") == "caf\u00e9"
     assert decode_html("\u20ac".encode("cp1252"), "text/html; charset=ISO-8859-1") == "\u20ac"  # WHATWG alias
     assert decode_html(b"\xef\xbb\xbfok", "text/html; charset=latin1") == "ok"  # BOM wins
+
+
+def test_imported_warc_benches(tmp_path):
+    """A handful of pages written by warcio becomes a web the benchmark can crawl and score."""
+    from focuscrawl.bench.runner import run_benchmark
+
+    web_dir = tmp_path / "web"
+    import_warc(write_warc(tmp_path / "crawl.warc.gz"), write_labels(tmp_path / "labels.tsv"), web_dir)
+    summary = run_benchmark(web_dir, "subject.Mammals", ["bfs", "random"], budget=6, runs=1,
+                            out=tmp_path / "bench")
+    rows = {row["strategy"]: row for row in summary["strategies"]}
+    assert summary["relevant_total"] == 2 and set(rows) == {"oracle", "bfs", "random"}
+    assert rows["oracle"]["relevant_pages_mean"] >= 1 and (tmp_path / "bench" / "summary.json").exists()

@@ -98,9 +98,11 @@ def info_cmd(directory: Annotated[str, typer.Argument(metavar="DIR", help="web d
 
 
 def _run(action):
+    from warcio.exceptions import ArchiveLoadFailed
+
     try:
         return action()
-    except USER_ERRORS as exc:
+    except (*USER_ERRORS, ArchiveLoadFailed) as exc:
         fail(str(exc).strip("'\""))
 
 
