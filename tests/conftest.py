@@ -45,3 +45,23 @@ def build_tiny_web(directory: Path) -> Path:
 @pytest.fixture()
 def tiny_web(tmp_path: Path) -> Path:
     return build_tiny_web(tmp_path / "tiny")
+
+
+def crawl_tiny(web_dir, strategy: str, budget: int = 30, seed: int = 1, **options):
+    """Crawl the tiny web from birds.test/b0 with a TF-IDF classifier; returns (policy, step events)."""
+    from focuscrawl.bench.protocol import load_topic
+    from focuscrawl.engine import CrawlEngine
+    from focuscrawl.strategies import CrawlContext, make_policy
+    from focuscrawl.topic.relevance import TfidfRelevanceModel
+    from focuscrawl.web.store import OfflineWeb
+
+    web = OfflineWeb(web_dir)
+    topic = load_topic(web, "topic.birds")
+    clf = TfidfRelevanceModel().fit(topic.inputs.example_texts, topic.inputs.example_labels)
+    policy = make_policy(strategy, **options)
+    events = []
+    engine = CrawlEngine(policy, clf, budget=budget, judge=topic.truth, sinks=[events.append])
+    engine.start(CrawlContext(topic=topic.inputs, classifier=clf, seeds=["http://birds.test/b0"], budget=budget,
+                              seed=seed))
+    engine.run(web)
+    return policy, events
