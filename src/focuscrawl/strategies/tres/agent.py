@@ -1,0 +1,228 @@
+"""The TRES agent (journal Appendix B, Algorithm 4) and its ablations, behind the ``Policy`` interface.
+
+One crawl step, as the engine drives it::
+
+    select():  Tree-Frontier sampling (Algorithm 2): one representative per leaf, scored in one batch by the
+               online Q-network; epsilon-greedy exploration (see ``epsilon_at``) picks a uniformly random
+               representative instead. The chosen frontier sample is removed and remembered as x(s_t, a_t).
+    observe(): the engine fetched it and gives r_{t+1} and the page's outlinks. Then (Algorithm 3 / 4):
+               the page's path statistics are recorded; e_new = (x(s_t, a_t), r_{t+1}) goes into the tree
+               (split attempt in its leaf only) and into the replay together with the outlinks' features
+               (A~_{t+1}); the host's domain features are refreshed (re-routing its frontier samples if their
+               buckets changed); new outlinks become frontier samples (one classifier call for all anchors);
+               the action executed now is appended to the previous transition's A~; one DDQN update.
+
+Initialisation (Algorithm 4 lines 3-8): every seed is a frontier sample with zero state features (the empty
+graph s_-1) and also an experience sample with reward 1, in the tree and in the replay.
+
+Choices where the papers leave room (documented here; the numeric ones are constructor options):
+- One frontier sample per URL. A URL rediscovered from another page keeps its sample unless the new parent
+  has a higher reward, in which case the sample is replaced (O(1) removal + O(depth) insertion): the paper's
+  frontier holds (path, url) pairs, and this keeps the best path without multiplying samples.
+- Exploration: ``explore_steps`` fully random steps while the replay fills (the authors' code waits
+  REPLAY_START_SIZE steps), then epsilon-greedy with epsilon decaying linearly from ``eps_start`` to
+  ``eps_end`` over ``eps_decay_steps``. An exploring step is Algorithm 2 line 4: a uniformly random leaf
+  representative (so it is a Tree-Random step, not a uniformly random frontier URL).
+- Defaults: gamma 0.3 (the paper's own example of a suitably myopic agent, 2.7.3), Adam lr 1e-3, batch 64,
+  one update per step, target sync every 100 steps, replay 20,000, hidden layers 30 and 15 (authors' code),
+  tree depth <= 18 and >= 5 experience samples per child (authors' code).
+- Dead ends (non-200 pages) are ordinary experience with reward 0.
+- ``reset`` sets torch to one intra-op thread, process-wide: the networks are tiny and, on a shared machine,
+  the threads' spin-waits made one training step ten times slower.
+
+Variants (registered below): ``tres``; ``tree-random`` (a random leaf, then a random sample; no network);
+``tres-async`` (Han et al.'s asynchronous method instead of the tree: each new outlink is scored once when
+discovered and pushed in a priority queue; domain features are frozen at discovery); ``tres-sync`` (the
+synchronous method: the exact argmax over the whole frontier every step, batched: the slow reference);
+``tres-nh`` (no web-domain features); ``tres-svm`` (an SVM as the reward classifier).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+
+import numpy as np
+import torch
+
+from focuscrawl.strategies.base import CrawlContext, Policy
+from focuscrawl.strategies.tres.ddqn import DDQN, DDQNConfig, epsilon_at
+from focuscrawl.strategies.tres.features import HUB, FeatureBuilder, url_words
+from focuscrawl.strategies.tres.tree_frontier import TreeFrontier
+from focuscrawl.types import Observation
+from focuscrawl.urls import domain_of
+
+SYNC_CHUNK = 1 << 16
+
+
+class TresPolicy(Policy):
+    name = "tres"
+    mode = "tree"            # tree | tree-random | async | sync
+    default_hub_features = True
+
+    def __init__(self, *, hub_features: bool | None = None, lr: float = 1e-3, gamma: float = 0.3,
+                 batch_size: int = 64, target_sync: int = 100, replay_size: int = 20_000, train_every: int = 1,
+                 hidden1: int = 30, hidden2: int = 15, max_next: int = 64, explore_steps: int = 30,
+                 eps_start: float = 0.1, eps_end: float = 0.01, eps_decay_steps: int = 300,
+                 max_depth: int = 18, min_samples_leaf: int = 5, min_gain: float = 0.0):
+        self.hub_features = self.default_hub_features if hub_features is None else hub_features
+        self.config = DDQNConfig(lr=lr, gamma=gamma, batch_size=batch_size, target_sync=target_sync,
+                                 replay_size=replay_size, train_every=train_every, hidden1=hidden1,
+                                 hidden2=hidden2, max_next=max_next)
+        self.explore_steps, self.eps_start, self.eps_end = explore_steps, eps_start, eps_end
+        self.eps_decay_steps = eps_decay_steps
+        self.max_depth, self.min_samples_leaf, self.min_gain = max_depth, min_samples_leaf, min_gain
+
+    # -- Algorithm 4, lines 1-9 -----------------------------------------------------------------
+    def reset(self, context: CrawlContext) -> None:
+        # Tiny networks (8 -> 30 -> 15 -> 1): intra-op threads only add synchronisation (see docstring).
+        torch.set_num_threads(1)
+        torch.manual_seed(context.seed)
+        self.rng = np.random.default_rng([context.seed, 1])
+        self.features = FeatureBuilder(context, hub_features=self.hub_features)
+        flat = self.mode in ("sync", "async")
+        self.frontier = TreeFrontier(self.features.n_features, np.random.default_rng([context.seed, 2]),
+                                     max_depth=0 if flat else self.max_depth,
+                                     min_samples_leaf=self.min_samples_leaf, min_gain=self.min_gain)
+        self.ddqn = None if self.mode == "tree-random" else DDQN(self.features.n_features, self.config, context.seed)
+        self.heap: list[tuple[float, int, int, str]] = []
+        self.counter = itertools.count()
+        self.hub_cache: dict[str, tuple[float, float]] = {}
+        self.steps = 0
+        self.pending: tuple[str, np.ndarray, int] | None = None
+        self.last_transition: int | None = None
+
+        seeds = list(dict.fromkeys(context.seeds))
+        hosts = [domain_of(u) for u in seeds]
+        x = self.features.outlink_features(-1, seeds, [url_words(u) for u in seeds], hosts)
+        self._insert(seeds, x, hosts, np.full(len(seeds), -1))
+        for row in x:
+            if self.mode != "async":
+                self.frontier.add_experience(row, 1.0)
+            if self.ddqn is not None:
+                self.ddqn.replay.add(row, 1.0)
+
+    # -- Algorithm 2 ----------------------------------------------------------------------------
+    def select(self) -> str | None:
+        if len(self.frontier) == 0:
+            return None
+        if self.mode == "tree-random":
+            chosen = self.frontier.random_sample()
+        elif self.mode == "async":
+            chosen = self._select_async()
+        else:
+            candidates = self.frontier.all_samples() if self.mode == "sync" else self.frontier.representatives()
+            chosen = self._greedy_or_explore(candidates)
+        if chosen is None:
+            return None
+        url, x, parent = self.frontier.pop(int(chosen))
+        self.pending = (url, x, parent)
+        return url
+
+    def epsilon(self) -> float:
+        return epsilon_at(self.steps, self.explore_steps, self.eps_start, self.eps_end, self.eps_decay_steps)
+
+    def _greedy_or_explore(self, candidates: np.ndarray) -> int | None:
+        if candidates.size == 0:
+            return None
+        if self.rng.random() < self.epsilon():
+            return int(candidates[self.rng.integers(candidates.size)])
+        q = np.concatenate([self.ddqn.q(self.frontier.X[candidates[i:i + SYNC_CHUNK]])
+                            for i in range(0, candidates.size, SYNC_CHUNK)])
+        return int(candidates[int(np.argmax(q))])
+
+    def _select_async(self) -> int | None:
+        if self.rng.random() < self.epsilon():
+            return self.frontier.random_sample()
+        while self.heap:
+            _, _, i, url = heapq.heappop(self.heap)
+            if self.frontier.url_of[i] == url:  # lazy deletion: stale entries are skipped here
+                return i
+        return self.frontier.random_sample()
+
+    # -- Algorithm 3 and Algorithm 4 lines 13-20 ------------------------------------------------
+    def observe(self, observation: Observation) -> None:
+        if self.pending is None or self.pending[0] != observation.url:
+            return  # not a URL this policy selected (cannot happen with the engine; be safe)
+        url, x, parent = self.pending
+        self.pending = None
+        reward = float(observation.reward)
+        page = self.features.add_page(parent, reward)
+        if self.mode != "async":
+            self.frontier.add_experience(x, reward)
+        host = domain_of(url)
+        self.features.add_host_fetch(host, reward)
+        if self.hub_features and self.mode != "async":
+            self._refresh_host(host)
+
+        links = observation.links
+        urls = [link.url for link in links]
+        hosts = [link.host for link in links]
+        X = self.features.outlink_features(page, urls, [link.anchor for link in links], hosts)
+        fresh = []
+        for k, link_url in enumerate(urls):
+            existing = self.frontier.get(link_url)
+            if existing is None:
+                fresh.append(k)
+            elif X[k, 0] > self.frontier.X[existing, 0]:
+                self.frontier.remove(link_url)  # a better path to the same URL: replace its sample
+                fresh.append(k)
+        if fresh:
+            self._insert([urls[k] for k in fresh], X[fresh], [hosts[k] for k in fresh],
+                         np.full(len(fresh), page))
+
+        if self.ddqn is not None:
+            replay = self.ddqn.replay
+            if self.last_transition is not None:
+                replay.append_next(self.last_transition, x)  # the action Tree-Frontier returned at t+1
+            self.last_transition = replay.add(x, reward, self.ddqn.cap_next(X))
+            self.ddqn.step()
+        self.steps += 1
+
+    def _insert(self, urls: list[str], X: np.ndarray, hosts: list[str], parents: np.ndarray) -> None:
+        before = len(self.frontier.id_of_url)
+        self.frontier.add(urls, X, hosts, parents)
+        if self.mode == "async" and len(urls):
+            # Han's asynchronous method: score once now, never again
+            q = self.ddqn.q(X)
+            for url, value in zip(urls, q.tolist()):
+                heapq.heappush(self.heap, (-value, next(self.counter), self.frontier.id_of_url[url], url))
+        assert len(self.frontier.id_of_url) == before + len(urls)
+
+    def _refresh_host(self, host: str) -> None:
+        values = self.features.hub_values(host)
+        if self.hub_cache.get(host) != values:
+            self.hub_cache[host] = values
+            self.frontier.update_host(host, HUB, values)
+
+    def on_host_capped(self, host: str) -> None:
+        self.frontier.remove_host(host)
+
+    def stats(self) -> dict:
+        return {"frontier": len(self.frontier), "leaves": self.frontier.n_leaves, "splits": self.frontier.splits,
+                "experience": self.frontier.n_experience, "epsilon": self.epsilon(),
+                "updates": self.ddqn.updates if self.ddqn else 0}
+
+
+class TreeRandomPolicy(TresPolicy):
+    name = "tree-random"
+    mode = "tree-random"
+
+
+class TresAsyncPolicy(TresPolicy):
+    name = "tres-async"
+    mode = "async"
+
+
+class TresSyncPolicy(TresPolicy):
+    name = "tres-sync"
+    mode = "sync"
+
+
+class TresNoHubPolicy(TresPolicy):
+    name = "tres-nh"
+    default_hub_features = False
+
+
+class TresSvmPolicy(TresPolicy):
+    name = "tres-svm"

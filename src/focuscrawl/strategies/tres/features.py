@@ -1,0 +1,192 @@
+"""TRES state-action features x(s, a) (journal 2.4.1, bucketing as arXiv 3.5.1).
+
+One row per frontier sample, columns (``FEATURES``):
+
+state, from path(tau), the web path of the page that extracted the link:
+  0 ``parent_reward``      reward of that page (binary)
+  1 ``inv_distance``       1 / (edges from the link to the closest relevant page on the path); 0 if none.
+                           A link whose parent is relevant has distance 1 (the paper's Figure 1: D, two
+                           steps below the relevant A, has distance 2)
+  2 ``path_ratio``         relevant pages / pages on the path (Figure 1: 2/3)
+action, from the link itself:
+  3 ``kw_url``             a keyword occurs in the URL's words (binary)
+  4 ``kw_anchor``          a keyword occurs in the anchor text (binary)
+  5 ``anchor_prob``        the agent's classifier on the anchor text (continuous, never bucketed: arXiv
+                           3.5.1 found the raw probability gives better Tree-Frontier splits); one
+                           ``predict_proba`` call per fetched page for all its links. An empty anchor is
+                           replaced by the URL's words, so the classifier always sees some text
+web-domain ("hub") features, dropped by ``tres-nh``:
+  6 ``domain_ratio``       relevant / fetched pages of the link's host so far (0 for an unknown host)
+  7 ``domain_known``       0.5 if the host was never fetched, else 1 (the paper's convention)
+
+Bucketing (arXiv 3.5.1, values as in the authors' code): every continuous feature but ``anchor_prob`` is
+mapped to 11 buckets: exactly 0, (0, 0.1) (kept apart from 0 so "some" never equals "none"), then
+[0.1, 0.2), ..., [0.9, 1.0) by their lower bound, and exactly 1. Buckets keep the tree's thresholds few
+and make a host's features change only when its ratio crosses a bucket boundary (see tree_frontier.py
+for how such a change moves the host's frontier samples).
+
+Keywords: ``get_keywords`` is the single place that decides the keyword set: the topic's keywords
+expanded by ``focuscrawl.topic.keywords.expand_keywords`` (journal 2.3, Algorithm 1). Matching is on word boundaries, multi-word keywords as phrases, both on
+lower-cased text where every non-alphanumeric run is one space (so ``/wiki/Bird_migration`` contains
+"bird migration").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from focuscrawl.strategies.base import CrawlContext
+
+FEATURES = ("parent_reward", "inv_distance", "path_ratio", "kw_url", "kw_anchor", "anchor_prob",
+            "domain_ratio", "domain_known")
+N_STATE = 3
+HUB = slice(6, 8)
+UNKNOWN_DOMAIN = 0.5
+KNOWN_DOMAIN = 1.0
+
+_NON_WORD = re.compile(r"[^a-z0-9]+")
+
+
+_KEYWORD_CACHE: dict[tuple, list[str]] = {}
+
+
+def get_keywords(context: CrawlContext) -> list[str]:
+    """The keyword set K of the topic, expanded by Algorithm 1 (``focuscrawl.topic.keywords``).
+
+    Expansion scans every word of the relevant example texts; it depends only on the topic inputs, so it is
+    computed once per topic and process, not once per crawl.
+    """
+    from focuscrawl.topic.keywords import expand_keywords
+
+    topic = context.topic
+    key = (topic.name, tuple(topic.keywords), len(topic.example_texts), hash(tuple(topic.example_texts)))
+    if key not in _KEYWORD_CACHE:
+        _KEYWORD_CACHE[key] = list(expand_keywords(topic).all)
+    return _KEYWORD_CACHE[key]
+
+
+def bucket(values: np.ndarray | float) -> np.ndarray:
+    """Map values in [0, 1] to the 11 buckets of arXiv 3.5.1 (vectorised)."""
+    v = np.clip(np.asarray(values, dtype=np.float32), 0.0, 1.0)
+    out = np.floor(v * 10.0 + 1e-6) / 10.0
+    out = np.where((v > 0) & (out == 0), 0.01, out)
+    return np.where(v >= 1.0, 1.0, out).astype(np.float32)
+
+
+def words_of(text: str) -> str:
+    """Lower-case, every non-alphanumeric run one space, padded: ready for phrase matching."""
+    return " " + _NON_WORD.sub(" ", text.lower()).strip() + " "
+
+
+class KeywordMatcher:
+    """Does a text contain any keyword? One compiled alternation, so each text is one C-level scan."""
+
+    def __init__(self, keywords: Sequence[str]):
+        phrases = sorted({words_of(k).strip() for k in keywords if words_of(k).strip()}, key=len, reverse=True)
+        self.pattern = re.compile(" (?:" + "|".join(re.escape(p) for p in phrases) + ") ") if phrases else None
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        if self.pattern is None:
+            return np.zeros(len(texts), dtype=np.float32)
+        search = self.pattern.search
+        return np.fromiter((search(words_of(t)) is not None for t in texts), dtype=np.float32, count=len(texts))
+
+
+def url_words(url: str) -> str:
+    """The URL without its scheme, as words: what an empty anchor is replaced by for the classifier."""
+    return words_of(url.split("://", 1)[-1]).strip()
+
+
+class FeatureBuilder:
+    """Computes x(s, a) for batches of outlinks and keeps the statistics the state features need.
+
+    Path statistics are kept per fetched page (by an integer page id): path length, relevant pages on the
+    path, and edges to the closest relevant page on it (``inf`` when none). Domain statistics are kept per
+    host: fetched and relevant page counts.
+    """
+
+    def __init__(self, context: CrawlContext, hub_features: bool = True):
+        self.classifier = context.classifier
+        self.matcher = KeywordMatcher(get_keywords(context))
+        self.hub_features = hub_features
+        self.n_features = len(FEATURES) if hub_features else len(FEATURES) - 2
+        self.path_len: list[int] = []
+        self.path_rel: list[int] = []
+        self.rel_dist: list[float] = []
+        self.page_reward: list[float] = []
+        self.host_fetched: dict[str, int] = {}
+        self.host_relevant: dict[str, int] = {}
+        self.anchor_cache: dict[str, float] = {}
+
+    # -- pages and hosts ------------------------------------------------------------------------
+    def add_page(self, parent: int, reward: float) -> int:
+        """Record a fetched page whose frontier sample came from page ``parent`` (-1 for a seed)."""
+        relevant = reward > 0
+        if parent < 0:
+            length, rel, dist = 1, int(relevant), 0.0 if relevant else np.inf
+        else:
+            length = self.path_len[parent] + 1
+            rel = self.path_rel[parent] + int(relevant)
+            dist = 0.0 if relevant else self.rel_dist[parent] + 1.0
+        self.path_len.append(length)
+        self.path_rel.append(rel)
+        self.rel_dist.append(dist)
+        self.page_reward.append(float(relevant))
+        return len(self.path_len) - 1
+
+    def add_host_fetch(self, host: str, reward: float) -> None:
+        self.host_fetched[host] = self.host_fetched.get(host, 0) + 1
+        self.host_relevant[host] = self.host_relevant.get(host, 0) + int(reward > 0)
+
+    def hub_values(self, host: str) -> tuple[float, float]:
+        """(bucketed domain relevance ratio, known-domain flag) of a host, as of now."""
+        fetched = self.host_fetched.get(host, 0)
+        if fetched == 0:
+            return 0.0, UNKNOWN_DOMAIN
+        return float(bucket(self.host_relevant[host] / fetched)), KNOWN_DOMAIN
+
+    def state_features(self, page: int) -> np.ndarray:
+        """The three state features shared by every outlink of fetched page ``page`` (-1: the empty s_-1)."""
+        if page < 0:
+            return np.zeros(N_STATE, dtype=np.float32)
+        dist = self.rel_dist[page]
+        inv = 0.0 if np.isinf(dist) else 1.0 / (dist + 1.0)
+        ratio = self.path_rel[page] / self.path_len[page]
+        return np.array([self.page_reward[page], bucket(inv), bucket(ratio)], dtype=np.float32)
+
+    # -- the batch computation ------------------------------------------------------------------
+    def anchor_probabilities(self, texts: Sequence[str]) -> np.ndarray:
+        """Classifier probability per anchor text: one batched call for the texts not seen before.
+
+        Anchors repeat a lot (navigation links, article titles), so the crawl keeps each answer; the model is
+        a fixed function of the text during a crawl, so this changes no feature value.
+        """
+        cache = self.anchor_cache
+        missing = [t for t in dict.fromkeys(texts) if t not in cache]
+        if missing:
+            cache.update(zip(missing, np.asarray(self.classifier.predict_proba(missing), dtype=np.float32).tolist()))
+        return np.fromiter((cache[t] for t in texts), dtype=np.float32, count=len(texts))
+
+    def outlink_features(self, page: int, urls: Sequence[str], anchors: Sequence[str],
+                         hosts: Sequence[str]) -> np.ndarray:
+        """x(s, a) for every outlink of fetched page ``page``: one classifier call for the whole batch."""
+        n = len(urls)
+        x = np.empty((n, self.n_features), dtype=np.float32)
+        if n == 0:
+            return x
+        x[:, :N_STATE] = self.state_features(page)
+        x[:, 3] = self.matcher(urls)
+        x[:, 4] = self.matcher(anchors)
+        texts = [a if a.strip() else url_words(u) for u, a in zip(urls, anchors)]
+        x[:, 5] = self.anchor_probabilities(texts)
+        if self.hub_features:
+            cache: dict[str, tuple[float, float]] = {}
+            for i, host in enumerate(hosts):
+                values = cache.get(host)
+                if values is None:
+                    values = cache[host] = self.hub_values(host)
+                x[i, 6], x[i, 7] = values
+        return x

@@ -1,0 +1,141 @@
+"""Tree-Frontier: split arithmetic (equation 4), routing, removal bookkeeping, sampling, determinism."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from focuscrawl.strategies.tres.features import bucket
+from focuscrawl.strategies.tres.tree_frontier import TreeFrontier
+
+
+def _tree(n_features=2, seed=0, **kwargs) -> TreeFrontier:
+    kwargs.setdefault("min_samples_leaf", 1)
+    return TreeFrontier(n_features, np.random.default_rng(seed), capacity=4, **kwargs)
+
+
+def _var(values):
+    values = np.asarray(values, dtype=float)
+    return float(((values - values.mean()) ** 2).mean())
+
+
+def test_best_split_matches_hand_computed_variance_reduction():
+    tree = _tree(max_depth=0)  # depth 0: experiences accumulate without splitting; we query best_split
+    samples = [((0.1, 0.0), 0.0), ((0.2, 1.0), 0.0), ((0.3, 0.0), 1.0), ((0.7, 1.0), 1.0), ((0.9, 1.0), 1.0)]
+    for x, r in samples:
+        tree.add_experience(np.array(x, dtype=np.float32), r)
+    tree.max_depth = 18
+    gain, feature, threshold = tree.best_split(0)
+    # Feature 0 at c = 0.25: L = {0, 0} (var 0), R = {1, 1, 1} (var 0): VR = V(P) = 0.24.
+    rewards = [r for _, r in samples]
+    assert _var(rewards) == pytest.approx(0.24)
+    assert gain == pytest.approx(_var(rewards) - 2 / 5 * _var([0, 0]) - 3 / 5 * _var([1, 1, 1]))
+    assert feature == 0 and threshold == pytest.approx(0.25)
+    # Feature 1's only split (0 | 1): L = {0, 1}, R = {0, 1, 1}: VR = 0.24 - 2/5*0.25 - 3/5*(2/9)
+    only_f1 = _tree(max_depth=0)
+    for (a, b), r in samples:
+        only_f1.add_experience(np.array([0.5, b], dtype=np.float32), r)
+    only_f1.max_depth = 18
+    gain1, feature1, threshold1 = only_f1.best_split(0)
+    assert feature1 == 1 and threshold1 == pytest.approx(0.5)
+    assert gain1 == pytest.approx(0.24 - 2 / 5 * 0.25 - 3 / 5 * (2 / 9))
+
+
+def test_no_split_without_variance_reduction_or_enough_samples():
+    tree = _tree(min_samples_leaf=2)
+    for v in (0.1, 0.2, 0.3, 0.4):
+        assert not tree.add_experience(np.array([v, 0.0], dtype=np.float32), 1.0)  # constant reward: VR = 0
+    assert tree.n_leaves == 1
+    small = _tree(min_samples_leaf=3)
+    for v, r in ((0.1, 0.0), (0.2, 0.0), (0.8, 1.0), (0.9, 1.0)):
+        small.add_experience(np.array([v, 0.0], dtype=np.float32), r)
+    assert small.n_leaves == 1, "children would hold fewer than min_samples_leaf experiences"
+
+
+def test_split_in_the_receiving_leaf_and_frontier_samples_follow_the_rules():
+    tree = _tree()
+    tree.add([f"http://a.test/{i}" for i in range(6)],
+             np.array([[0.0, 0], [0.1, 1], [0.5, 0], [0.6, 1], [0.9, 0], [1.0, 1]], dtype=np.float32),
+             ["a.test"] * 6, [0] * 6)
+    tree.add_experience(np.array([0.2, 0.0], dtype=np.float32), 0.0)
+    assert tree.add_experience(np.array([0.8, 0.0], dtype=np.float32), 1.0)
+    assert tree.n_leaves == 2 and tree.node_feature[0] == 0 and tree.node_threshold[0] == pytest.approx(0.5)
+    left, right = tree.node_left[0], tree.node_right[0]
+    members = {leaf: sorted(tree.url_of[i] for i in ids) for leaf, ids in tree.leaf_samples.items()}
+    assert members[left] == ["http://a.test/0", "http://a.test/1"]
+    assert members[right] == ["http://a.test/2", "http://a.test/3", "http://a.test/4", "http://a.test/5"]
+    # New frontier samples are routed by the same rule.
+    tree.add(["http://a.test/new"], np.array([[0.49, 0]], dtype=np.float32), ["a.test"], [0])
+    assert tree.leaf_of[tree.get("http://a.test/new")] == left
+    # The next experience lands in the right leaf and splits it (on feature 1), not the left one.
+    assert not tree.add_experience(np.array([0.8, 0.0], dtype=np.float32), 1.0)  # no variance yet
+    assert tree.add_experience(np.array([0.8, 1.0], dtype=np.float32), 0.0)
+    assert tree.node_feature[right] == 1 and tree.node_feature[left] == -1
+    tree.check()
+
+
+def test_removal_keeps_every_index_consistent():
+    rng = np.random.default_rng(3)
+    tree = _tree(n_features=3, seed=3)
+    urls = [f"http://h{i % 7}.test/p{i}" for i in range(500)]
+    tree.add(urls, rng.random((500, 3), dtype=np.float32), [u.split("/")[2] for u in urls], list(range(500)))
+    for _ in range(200):
+        x = rng.random(3, dtype=np.float32)
+        tree.add_experience(x, float(x[0] > 0.5))
+    assert tree.n_leaves > 1
+    tree.check()
+    for url in urls[::3]:
+        assert tree.remove(url)
+    assert not tree.remove(urls[0])
+    tree.check()
+    removed = tree.remove_host("h2.test")
+    assert removed == sum(1 for i, u in enumerate(urls) if i % 3 and i % 7 == 2)
+    assert not any(u.startswith("http://h2.test/") for u in tree.id_of_url)
+    tree.check()
+    # Freed rows are reused: adding as many URLs again does not grow the store.
+    capacity = len(tree.leaf_of)
+    more = [f"http://h9.test/q{i}" for i in range(len(urls) - len(tree))]
+    tree.add(more, rng.random((len(more), 3), dtype=np.float32), ["h9.test"] * len(more), [0] * len(more))
+    assert len(tree.leaf_of) == capacity
+    tree.check()
+
+
+def test_update_host_reroutes_changed_samples():
+    tree = _tree()
+    tree.add(["http://a.test/1", "http://b.test/1"], np.array([[0.2, 0.0], [0.2, 0.0]], dtype=np.float32),
+             ["a.test", "b.test"], [0, 0])
+    tree.add_experience(np.array([0.1, 0.0], dtype=np.float32), 0.0)
+    tree.add_experience(np.array([0.1, 1.0], dtype=np.float32), 1.0)
+    assert tree.node_feature[0] == 1
+    moved = tree.update_host("a.test", slice(1, 2), [1.0])
+    assert moved == 1
+    assert tree.leaf_of[tree.get("http://a.test/1")] == tree.node_right[0]
+    assert tree.leaf_of[tree.get("http://b.test/1")] == tree.node_left[0]
+    tree.check()
+
+
+def test_one_representative_per_nonempty_leaf_and_determinism():
+    def build(seed):
+        rng = np.random.default_rng(11)
+        tree = _tree(n_features=2, seed=seed)
+        urls = [f"http://a.test/{i}" for i in range(300)]
+        tree.add(urls, rng.random((300, 2), dtype=np.float32), ["a.test"] * 300, [0] * 300)
+        for _ in range(120):
+            x = rng.random(2, dtype=np.float32)
+            tree.add_experience(x, float(x[1] > 0.3))
+        return tree
+
+    tree = build(5)
+    reps = tree.representatives()
+    nonempty = [leaf for leaf, ids in tree.leaf_samples.items() if ids]
+    assert len(reps) == len(nonempty) and sorted(tree.leaf_of[reps].tolist()) == sorted(nonempty)
+    assert len(set(reps.tolist())) == len(reps)
+    again = build(5)
+    assert again.representatives().tolist() == reps.tolist()
+    assert [again.random_sample() for _ in range(5)] == [tree.random_sample() for _ in range(5)]
+    assert again.node_threshold == tree.node_threshold
+
+
+def test_bucketing():
+    assert bucket([0.0, 0.05, 0.1, 0.29999, 0.3, 2 / 3, 0.99, 1.0]).tolist() == pytest.approx(
+        [0.0, 0.01, 0.1, 0.2, 0.3, 0.6, 0.9, 1.0])

@@ -1,0 +1,113 @@
+"""TRES: the double-Q target, the state features, and every variant crawling the tiny web."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from focuscrawl.bench.protocol import load_topic
+from focuscrawl.engine import CrawlEngine
+from focuscrawl.strategies import CrawlContext, make_policy
+from focuscrawl.strategies.tres.ddqn import DDQN, DDQNConfig, double_q_targets, epsilon_at
+from focuscrawl.strategies.tres.features import FeatureBuilder, KeywordMatcher
+from focuscrawl.topic.inputs import TopicInputs
+from focuscrawl.topic.relevance import TfidfRelevanceModel
+from focuscrawl.web.store import OfflineWeb
+
+VARIANTS = ["tres", "tree-random", "tres-async", "tres-sync", "tres-nh", "tres-svm"]
+
+
+def test_double_q_target_uses_online_argmax_and_target_value():
+    rewards = np.array([1.0, 0.0, 1.0])
+    # transition 0: two candidates; online prefers the 2nd, target values it 0.2 (its max is the 1st, 0.9)
+    # transition 1: no candidate (dead end): y = r
+    # transition 2: three candidates, online ties on the 1st and 3rd: the first wins
+    q_online = np.array([0.1, 0.5, 0.7, 0.3, 0.7])
+    q_target = np.array([0.9, 0.2, 0.4, 0.8, 0.6])
+    offsets = np.array([0, 2, 2, 5])
+    y = double_q_targets(rewards, q_online, q_target, offsets, gamma=0.5)
+    assert y.tolist() == pytest.approx([1.0 + 0.5 * 0.2, 0.0, 1.0 + 0.5 * 0.4])
+
+
+def test_ddqn_learns_the_reward_of_a_feature():
+    agent = DDQN(2, DDQNConfig(gamma=0.0, batch_size=32, lr=1e-2), seed=0)
+    for i in range(200):
+        x = np.array([i % 2, 0.5], dtype=np.float32)
+        agent.replay.add(x, float(i % 2))
+    for _ in range(300):
+        agent.train_step()
+    q = agent.q(np.array([[0, 0.5], [1, 0.5]], dtype=np.float32))
+    assert q[1] - q[0] > 0.8
+
+
+def test_epsilon_schedule():
+    assert epsilon_at(0, 10, 0.2, 0.0, 100) == 1.0
+    assert epsilon_at(10, 10, 0.2, 0.0, 100) == pytest.approx(0.2)
+    assert epsilon_at(60, 10, 0.2, 0.0, 100) == pytest.approx(0.1)
+    assert epsilon_at(500, 10, 0.2, 0.0, 100) == 0.0
+
+
+def test_state_features_follow_the_paper_example():
+    class Half:
+        def predict_proba(self, texts):
+            return np.full(len(texts), 0.3)
+
+    topic = TopicInputs("sports", ["football", "world cup"], ["a", "b"], [1, 0])
+    features = FeatureBuilder(CrawlContext(topic=topic, classifier=Half(), seeds=[], budget=1))
+    # Figure 1: seed (relevant) -> A (relevant) -> C (irrelevant); the candidate D is an outlink of C.
+    seed = features.add_page(-1, 1.0)
+    a = features.add_page(seed, 1.0)
+    c = features.add_page(a, 0.0)
+    for host, reward in (("en.wikipedia.org", 1), ("en.wikipedia.org", 1), ("en.wikipedia.org", 1),
+                         ("en.wikipedia.org", 0)):
+        features.add_host_fetch(host, reward)
+    x = features.outlink_features(c, ["https://en.wikipedia.org/wiki/Tennis", "http://new.test/World_Cup"],
+                                  ["tennis", ""], ["en.wikipedia.org", "new.test"])
+    assert x[0].tolist() == pytest.approx([0.0, 0.5, 0.6, 0.0, 0.0, 0.3, 0.7, 1.0])
+    assert x[1, 3] == 1.0 and x[1, 4] == 0.0 and x[1, 6:].tolist() == [0.0, 0.5]
+
+
+def test_keyword_matching_on_word_boundaries():
+    match = KeywordMatcher(["bird", "food and agriculture"])
+    assert match(["/wiki/Bird_migration", "birdie", "Food_and_Agriculture", "food agriculture"]).tolist() == [
+        1.0, 0.0, 1.0, 0.0]
+
+
+def _crawl(web_dir, strategy, budget=25, seed=1, cap=None):
+    web = OfflineWeb(web_dir)
+    topic = load_topic(web, "topic.birds")
+    clf = TfidfRelevanceModel().fit(topic.inputs.example_texts, topic.inputs.example_labels)
+    events = []
+    policy = make_policy(strategy, explore_steps=3, batch_size=8)
+    engine = CrawlEngine(policy, clf, budget=budget, max_per_domain=cap, judge=topic.truth, sinks=[events.append])
+    engine.start(CrawlContext(topic=topic.inputs, classifier=clf, seeds=["http://birds.test/b0"], budget=budget,
+                              seed=seed))
+    engine.run(web)
+    return policy, events
+
+
+@pytest.mark.parametrize("strategy", VARIANTS)
+def test_variant_crawls_without_refetching_and_is_deterministic(tiny_web, strategy):
+    policy, events = _crawl(tiny_web, strategy)
+    urls = [e.url for e in events]
+    assert len(urls) == len(set(urls)) == 25, "never fetch a URL twice, spend the whole budget"
+    assert sum(bool(e.relevant) for e in events) > 0
+    _, again = _crawl(tiny_web, strategy)
+    assert [e.url for e in again] == urls, "same seed, same crawl"
+    if strategy != "tres-sync" and strategy != "tres-async":
+        policy.frontier.check()
+
+
+def test_host_cap_empties_the_hosts_frontier(tiny_web):
+    policy, events = _crawl(tiny_web, "tres", budget=40, cap=3)
+    per_host = {}
+    for e in events:
+        per_host[e.host] = per_host.get(e.host, 0) + 1
+    assert max(per_host.values()) <= 3
+    assert len(policy.frontier) == 0
+    policy.frontier.check()
+
+
+def test_tres_exhausts_the_tiny_web(tiny_web):
+    _, events = _crawl(tiny_web, "tres", budget=1000)
+    assert len(events) == 35  # 25 pages + 10 dead links, each fetched once
