@@ -1,0 +1,80 @@
+"""What a running crawl shows: a live rich panel on a terminal, periodic log lines otherwise."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from focuscrawl.crawl.api import Crawler, CrawlSummary
+from focuscrawl.storage.state import StepRecord
+
+
+class Progress:
+    """Feed it every page with ``update``; ``close`` prints nothing, ``report`` prints the final summary."""
+
+    def __init__(self, crawler: Crawler, mode: str = "auto", console: Console | None = None, every_s: float = 5.0):
+        self.crawler = crawler
+        self.console = console or Console(stderr=True)
+        if mode == "auto":
+            mode = "live" if self.console.is_terminal else "log"
+        self.mode = mode
+        self.every_s = every_s
+        self._last_log = time.monotonic()
+        self._last_url = ""
+        self._live: Live | None = None
+
+    def _line(self) -> str:
+        s = self.crawler.stats
+        return (f"pages {s.steps:,}/{self.crawler.config.budget:,}  relevant {s.relevant:,} "
+                f"(harvest {s.harvest_rate:.3f})  relevant domains {s.relevant_domains:,}  "
+                f"frontier {s.frontier_size:,}  {s.fetch_rate:.1f} pages/s  in flight {s.in_flight}  "
+                f"errors {s.errors:,}")
+
+    def _render(self) -> Table:
+        s = self.crawler.stats
+        table = Table(title=f"focuscrawl {self.crawler.config.strategy} -> {self.crawler.out}", show_header=False,
+                      title_justify="left")
+        table.add_column(justify="right", style="bold")
+        table.add_column()
+        table.add_row("pages", f"{s.steps:,} / {self.crawler.config.budget:,}"
+                      + (f"  ({s.resumed_steps:,} before resume)" if s.resumed_steps else ""))
+        table.add_row("relevant", f"{s.relevant:,}  harvest rate {s.harvest_rate:.3f}")
+        table.add_row("relevant domains", f"{s.relevant_domains:,}")
+        table.add_row("frontier", f"{s.frontier_size:,}")
+        table.add_row("fetch rate", f"{s.fetch_rate:.1f} pages/s, {s.in_flight} in flight")
+        table.add_row("errors", f"{s.errors:,}")
+        table.add_row("last", self._last_url[:100])
+        table.add_row("elapsed", f"{time.monotonic() - s.started:.0f} s")
+        return table
+
+    def update(self, record: StepRecord) -> None:
+        self._last_url = record.url
+        if self.mode == "live" and self._live is None:
+            # Started on the first page, so that set-up errors are not printed over an empty panel.
+            self._live = Live(self._render(), console=self.console, refresh_per_second=4, transient=False)
+            self._live.start()
+        if self._live is not None:
+            self._live.update(self._render())
+        elif self.mode == "log" and time.monotonic() - self._last_log >= self.every_s:
+            self._last_log = time.monotonic()
+            self.console.print(self._line(), highlight=False, soft_wrap=True)
+
+    def close(self) -> None:
+        if self._live is not None:
+            self._live.update(self._render())
+            self._live.stop()
+            self._live = None
+
+    def report(self, summary: CrawlSummary) -> None:
+        out = Console(file=sys.stdout)
+        out.print(f"[bold]crawl {summary.stopped}[/]: {summary.steps:,} pages ({summary.new_steps:,} this run), "
+                  f"{summary.relevant:,} relevant (harvest rate {summary.harvest_rate:.3f}), "
+                  f"{summary.relevant_domains:,} relevant domains, {summary.errors:,} errors, "
+                  f"frontier {summary.frontier_size:,}, {summary.elapsed_s:.1f} s", highlight=False)
+        if summary.stopped == "interrupted":
+            out.print("run the same command again to resume", highlight=False)
+        out.print(f"run folder: {summary.out} (pages.jsonl, harvest.csv, harvest.png, state.sqlite)", highlight=False)

@@ -1,0 +1,261 @@
+"""The crawl-state store: one SQLite file (WAL) that is the single source of truth of a run folder.
+
+Every completed fetch is committed in one transaction that holds the page record, the engine operations
+that led to it, the URLs it discovered and its host's counters. Everything else in the run folder
+(pages.jsonl, the WARC, harvest.csv) is derived from it and repaired against it when a crawl resumes.
+
+Resume replays the operation log (``ops``: each ``select`` the engine answered and each ``record`` it
+made, in order) into a fresh engine and policy. Policies are deterministic given the crawl seed, so the
+replay rebuilds exactly the state the crashed process had at its last commit, whatever the policy and
+without any policy having to implement checkpointing. Periodic checkpoints (a pickle of the engine and
+policy state at an op sequence number) only shorten the replay; a checkpoint that fails to load is
+ignored and the log is replayed from the start.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from focuscrawl.types import Link, Page
+
+STATE_FILE = "state.sqlite"
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- The engine's calls in order: 'S' = next_url() answered url, 'R' = record(url) made step.
+CREATE TABLE IF NOT EXISTS ops (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, url TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS steps (
+    step INTEGER PRIMARY KEY,
+    url TEXT NOT NULL UNIQUE,
+    final_url TEXT NOT NULL,
+    host TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    content_type TEXT NOT NULL,
+    title TEXT NOT NULL,
+    error TEXT NOT NULL,
+    body BLOB NOT NULL,          -- zlib(json {text, outlinks}): what a replay feeds back to the engine
+    fetched_at REAL NOT NULL,    -- unix time the fetch completed
+    fetch_s REAL NOT NULL,
+    relevance REAL NOT NULL,
+    reward REAL NOT NULL,
+    depth INTEGER NOT NULL,
+    parent TEXT,
+    score REAL,
+    frontier_size INTEGER NOT NULL,
+    warc_end INTEGER             -- size of the WARC file once this step's records were written
+);
+-- Discovered URLs (the frontier as the engine sees it) and the closure (fetched_step not NULL).
+CREATE TABLE IF NOT EXISTS urls (
+    url TEXT PRIMARY KEY, host TEXT NOT NULL, parent TEXT, depth INTEGER NOT NULL, fetched_step INTEGER
+);
+CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY, fetches INTEGER NOT NULL, capped INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS checkpoints (seq INTEGER PRIMARY KEY, step INTEGER NOT NULL, created REAL NOT NULL,
+                                        blob BLOB NOT NULL);
+"""
+
+KEEP_CHECKPOINTS = 2
+
+
+@dataclass(slots=True)
+class StepRecord:
+    """One fetched URL as stored: the page, the agent's judgement of it, and where it sat in the crawl."""
+
+    step: int
+    url: str
+    final_url: str
+    host: str
+    status: int
+    content_type: str
+    title: str
+    error: str
+    text: str
+    outlinks: list[Link]
+    fetched_at: float
+    fetch_s: float
+    relevance: float
+    reward: float
+    depth: int
+    parent: str | None
+    score: float | None
+    frontier_size: int
+    warc_end: int | None = None
+
+    def page(self) -> Page:
+        return Page(url=self.url, final_url=self.final_url, status=self.status, content_type=self.content_type,
+                    title=self.title, text=self.text, outlinks=list(self.outlinks), error=self.error)
+
+    def to_json(self, strategy: str) -> dict:
+        """The pages.jsonl record (outlinks are left to the state store and the WARC)."""
+        return {
+            "step": self.step, "url": self.url, "final_url": self.final_url, "status": self.status,
+            "fetched_at": round(self.fetched_at, 3), "fetch_ms": round(self.fetch_s * 1000.0, 1),
+            "content_type": self.content_type, "title": self.title, "text": self.text,
+            "relevance": round(self.relevance, 6), "reward": self.reward, "depth": self.depth,
+            "parent": self.parent, "strategy": strategy, "score": self.score, "error": self.error,
+            "outlinks": len(self.outlinks),
+        }
+
+
+_STEP_COLUMNS = ("step, url, final_url, host, status, content_type, title, error, body, fetched_at, fetch_s, "
+                 "relevance, reward, depth, parent, score, frontier_size, warc_end")
+
+
+def _row_to_step(row: tuple) -> StepRecord:
+    (step, url, final_url, host, status, content_type, title, error, body, fetched_at, fetch_s, relevance,
+     reward, depth, parent, score, frontier_size, warc_end) = row
+    payload = json.loads(zlib.decompress(body))
+    links = [Link(u, a) for u, a in payload["outlinks"]]
+    return StepRecord(step, url, final_url, host, status, content_type, title, error, payload["text"], links,
+                      fetched_at, fetch_s, relevance, reward, depth, parent, score, frontier_size, warc_end)
+
+
+class StateStore:
+    """Crawl state in ``<run>/state.sqlite``. Single writer: the crawl holds the run folder's lock."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves so that a step is exactly one transaction.
+        self.db = sqlite3.connect(self.path, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL in WAL mode: a commit survives the process being killed (it is in the OS once written);
+        # only a power cut can lose the last commits, and the derived files are repaired to match then too.
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(SCHEMA)
+        self._pending_selects: list[str] = []
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- meta ------------------------------------------------------------------------------------
+    def get_meta(self, key: str, default=None):
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return default if row is None else json.loads(row[0])
+
+    def set_meta(self, **items) -> None:
+        with self._transaction():
+            self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                                [(k, json.dumps(v)) for k, v in items.items()])
+
+    @property
+    def is_new(self) -> bool:
+        return self.get_meta("schema_version") is None
+
+    def initialise(self, seeds: list[str], hosts: list[str], **meta) -> None:
+        """First start of a run: remember what defines the crawl and register the seeds as discovered."""
+        with self._transaction():
+            self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                                [(k, json.dumps(v)) for k, v in
+                                 {"schema_version": SCHEMA_VERSION, "created": time.time(), "seeds": seeds,
+                                  **meta}.items()])
+            self.db.executemany("INSERT OR IGNORE INTO urls (url, host, parent, depth) VALUES (?, ?, NULL, 0)",
+                                list(zip(seeds, hosts)))
+
+    # -- the step transaction ----------------------------------------------------------------------
+    def log_select(self, url: str) -> None:
+        """Buffer a select; it is committed with the next step, so the log stays a prefix of what happened.
+
+        A select that never gets committed is simply redone by the resumed, identical policy.
+        """
+        self._pending_selects.append(url)
+
+    def commit_step(
+        self,
+        record: StepRecord,
+        discovered: list[tuple[str, str, str | None, int]],
+        fetched: list[tuple[str, str]],
+        hosts: list[tuple[str, int, bool]],
+        checkpoint: bytes | None = None,
+    ) -> None:
+        """Atomically: the selects so far, the record op, the page, new URLs, closure, host counters."""
+        body = zlib.compress(json.dumps({"text": record.text,
+                                         "outlinks": [(l.url, l.anchor) for l in record.outlinks]}).encode(), 3)
+        with self._transaction():
+            self.db.executemany("INSERT INTO ops (kind, url) VALUES ('S', ?)", [(u,) for u in self._pending_selects])
+            cursor = self.db.execute("INSERT INTO ops (kind, url) VALUES ('R', ?)", (record.url,))
+            seq = cursor.lastrowid
+            self.db.execute(
+                f"INSERT INTO steps ({_STEP_COLUMNS}) VALUES ({','.join('?' * 18)})",
+                (record.step, record.url, record.final_url, record.host, record.status, record.content_type,
+                 record.title, record.error, body, record.fetched_at, record.fetch_s, record.relevance,
+                 record.reward, record.depth, record.parent, record.score, record.frontier_size, record.warc_end),
+            )
+            if discovered:
+                self.db.executemany("INSERT OR IGNORE INTO urls (url, host, parent, depth) VALUES (?, ?, ?, ?)",
+                                    discovered)
+            self.db.executemany(
+                "INSERT INTO urls (url, host, depth, fetched_step) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(url) DO UPDATE SET fetched_step = excluded.fetched_step",
+                [(url, host, record.depth, record.step) for url, host in fetched])
+            self.db.executemany(
+                "INSERT INTO hosts VALUES (?, ?, ?) ON CONFLICT(host) DO UPDATE SET "
+                "fetches = excluded.fetches, capped = excluded.capped",
+                [(h, n, int(c)) for h, n, c in hosts])
+            if checkpoint is not None:
+                self.db.execute("INSERT INTO checkpoints VALUES (?, ?, ?, ?)", (seq, record.step, time.time(), checkpoint))
+                self.db.execute("DELETE FROM checkpoints WHERE seq NOT IN "
+                                "(SELECT seq FROM checkpoints ORDER BY seq DESC LIMIT ?)", (KEEP_CHECKPOINTS,))
+        self._pending_selects.clear()
+
+    # -- reading -------------------------------------------------------------------------------------
+    def step_count(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM steps").fetchone()[0]
+
+    def last_op_seq(self) -> int:
+        return self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM ops").fetchone()[0]
+
+    def steps(self, start: int = 0) -> Iterator[StepRecord]:
+        cursor = self.db.execute(f"SELECT {_STEP_COLUMNS} FROM steps WHERE step >= ? ORDER BY step", (start,))
+        for row in cursor:
+            yield _row_to_step(row)
+
+    def step(self, step: int) -> StepRecord | None:
+        row = self.db.execute(f"SELECT {_STEP_COLUMNS} FROM steps WHERE step = ?", (step,)).fetchone()
+        return None if row is None else _row_to_step(row)
+
+    def ops(self, after: int = 0) -> Iterator[tuple[int, str, str]]:
+        yield from self.db.execute("SELECT seq, kind, url FROM ops WHERE seq > ? ORDER BY seq", (after,))
+
+    def step_for_url(self, url: str) -> StepRecord | None:
+        row = self.db.execute(f"SELECT {_STEP_COLUMNS} FROM steps WHERE url = ?", (url,)).fetchone()
+        return None if row is None else _row_to_step(row)
+
+    def closure(self) -> set[str]:
+        """Every URL the crawl counts as fetched (requested URLs and the final URLs of redirects)."""
+        return {url for (url,) in self.db.execute("SELECT url FROM urls WHERE fetched_step IS NOT NULL")}
+
+    def frontier_count(self) -> int:
+        return self.db.execute(
+            "SELECT COUNT(*) FROM urls u LEFT JOIN hosts h ON h.host = u.host "
+            "WHERE u.fetched_step IS NULL AND COALESCE(h.capped, 0) = 0").fetchone()[0]
+
+    def latest_checkpoint(self) -> tuple[int, int, bytes] | None:
+        row = self.db.execute("SELECT seq, step, blob FROM checkpoints ORDER BY seq DESC LIMIT 1").fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
+    def harvest_series(self) -> list[tuple[int, float, float, str, int]]:
+        """(step, fetched_at, reward, host, frontier_size) per step, for harvest.csv and the plot."""
+        return list(self.db.execute("SELECT step, fetched_at, reward, host, frontier_size FROM steps ORDER BY step"))
+
+    # -- plumbing ------------------------------------------------------------------------------------
+    def _transaction(self):
+        return _Transaction(self.db)
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection):
+        self.db = db
+
+    def __enter__(self):
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, exc_type, exc, tb):
+        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        return False
