@@ -84,3 +84,30 @@ def test_cli_bench_and_bad_input(tmp_path):
     assert bad.exit_code == 2 and "not an offline web" in bad.output
     bad = runner.invoke(app, ["bench", "--web", "embedded", "--max-per-domain", "lots", "--out", str(tmp_path / "x")])
     assert bad.exit_code == 2 and "per-domain cap" in bad.output
+
+
+def test_global_score_is_the_geometric_mean_of_per_web_oracle_ratios(tmp_path):
+    from focuscrawl.bench.global_score import geometric_mean, parse_targets
+
+    assert geometric_mean([0.25, 1.0]) == pytest.approx(0.5)
+    assert geometric_mean([0.0, 1.0]) == 0.0
+    targets = parse_targets("embedded", "subject.Science.Biology,subject.Science.Physics", "1")
+    assert [(t.topic, t.seeds_per_run) for t in targets] == [("subject.Science.Biology", 1),
+                                                             ("subject.Science.Physics", 1)]
+    with pytest.raises(ValueError, match="--web has 2 values"):
+        parse_targets("a,b", "x,y,z", "1")
+
+    result = CliRunner().invoke(app, ["bench", "--global", "--web", "embedded",
+                                      "--topic", "subject.Science.Biology,subject.Science.Physics",
+                                      "--strategy", "random,bfs", "--budget", "40", "--runs", "1",
+                                      "--out", str(tmp_path), "--quiet"])
+    assert result.exit_code == 0, result.output
+    scores = json.loads((tmp_path / "global.json").read_text())
+    per_web = [json.loads(p.read_text()) for p in sorted(tmp_path.glob("*/summary.json"))]
+    assert len(per_web) == 2
+    for row in scores["strategies"]:
+        ratios = [next(r for r in s["strategies"] if r["strategy"] == row["strategy"])["oracle_ratio_mean"]
+                  for s in per_web]
+        assert row["per_web_score"] == ratios
+        assert row["global_score"] == pytest.approx(geometric_mean(ratios))
+    assert (tmp_path / "global.md").read_text().startswith("# Global score over 2 webs")

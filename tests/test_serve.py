@@ -13,7 +13,7 @@ import aiohttp
 
 from focuscrawl.types import Link
 from focuscrawl.web import embedded_web_dir
-from focuscrawl.web.html import parse_html, render_html
+from focuscrawl.web.html import parse_html
 from focuscrawl.web.http import FetchConfig, HttpFetcher
 from focuscrawl.web.serve import allocate_addresses, serve_web
 from focuscrawl.web.store import OfflineWeb, WebWriter

@@ -152,26 +152,54 @@ def _print_summary(summary: dict) -> None:
 
 @app.command()
 def bench(
-    web: Annotated[str, typer.Option(help="offline web directory, or 'embedded'")] = "embedded",
-    topic: Annotated[str, typer.Option(help="label of the topic, e.g. subject.Science.Biology")] = "subject.Science.Biology",
+    web: Annotated[str, typer.Option(help="offline web directory, or 'embedded' (with --global: comma-separated)")] = "embedded",
+    topic: Annotated[str, typer.Option(help="label of the topic, e.g. subject.Science.Biology "
+                                            "(with --global: comma-separated, paired with --web)")] = "subject.Science.Biology",
     strategy: Annotated[str, typer.Option(help="comma-separated strategies (the oracle always runs)")] = "random,bfs,best-first",
     budget: Annotated[int, typer.Option(help="pages fetched per crawl (T)")] = 1000,
     runs: Annotated[int, typer.Option(help="crawls per strategy (K); run i uses seeds chosen by i")] = 5,
-    seeds_per_run: Annotated[int, typer.Option(help="relevant seed pages per run (N)")] = 1,
+    seeds_per_run: Annotated[str, typer.Option(help="relevant seed pages per run (N); with --global, one per web")] = "1",
     max_per_domain: Annotated[str, typer.Option(help="per-domain cap MAX: inf, an integer, or 5-2")] = "inf",
     seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
     out_dir: Annotated[Path, typer.Option("--out", help="output folder")] = Path("bench-results"),
+    global_score: Annotated[bool, typer.Option("--global", help="benchmark several webs (comma-separated --web and "
+                                                                "--topic, paired) and print Gouriten et al.'s global "
+                                                                "score: geometric mean of per-web oracle ratios")] = False,
     quiet: bool = False,
 ) -> None:
     """Run strategies K times on one topic and write summary.json, summary.md and harvest.png."""
+    names = [s.strip() for s in strategy.split(",") if s.strip()]
+    progress = None if quiet else console.print
+    if global_score:
+        from focuscrawl.bench.global_score import parse_targets, run_global
+
+        targets = _run(lambda: parse_targets(web, topic, seeds_per_run))
+        result = _run(lambda: run_global(targets, names, budget=budget, runs=runs, out=out_dir,
+                                         max_per_domain=max_per_domain, seed=seed, resolve=resolve_web,
+                                         progress=progress))
+        _print_global(result)
+        out.print(f"results in {out_dir}/ (global.json, global.md, one folder per web)")
+        return
     from focuscrawl.bench.runner import run_benchmark
 
-    names = [s.strip() for s in strategy.split(",") if s.strip()]
+    if not seeds_per_run.strip().isdigit():
+        fail(f"--seeds-per-run must be a positive integer, got {seeds_per_run!r}")
     summary = _run(lambda: run_benchmark(
-        resolve_web(web), topic, names, budget=budget, runs=runs, out=out_dir, seeds_per_run=seeds_per_run,
-        max_per_domain=max_per_domain, seed=seed, progress=None if quiet else console.print))
+        resolve_web(web), topic, names, budget=budget, runs=runs, out=out_dir, seeds_per_run=int(seeds_per_run),
+        max_per_domain=max_per_domain, seed=seed, progress=progress))
     _print_summary(summary)
     out.print(f"results in {out_dir}/ (summary.json, summary.md, harvest.png)")
+
+
+def _print_global(result: dict) -> None:
+    webs = [f"{w['web']}/{w['topic'].split('.')[-1]}" for w in result["webs"]]
+    table = Table(title=f"global score over {len(webs)} webs (budget {result['budget']}, {result['runs']} runs)")
+    for title in ("strategy", "global score", "global AUC", *webs):
+        table.add_column(title, justify="left" if title == "strategy" else "right")
+    for row in sorted(result["strategies"], key=lambda r: -(r["global_score"] if r["global_score"] == r["global_score"] else -1)):
+        table.add_row(row["strategy"], f"{row['global_score']:.3f}", f"{row['global_auc']:.3f}",
+                      *(f"{v:.3f}" for v in row["per_web_score"]))
+    out.print(table)
 
 
 @app.command()
@@ -179,11 +207,12 @@ def demo(out_dir: Annotated[Path, typer.Option("--out")] = Path("demo-results"),
          budget: int = 200, runs: int = 3) -> None:
     """A short benchmark on the embedded web: random, bfs, best-first against the oracle."""
     bench(web="embedded", topic="subject.Science.Biology", strategy="random,bfs,best-first", budget=budget,
-          runs=runs, seeds_per_run=1, max_per_domain="inf", seed=0, out_dir=out_dir, quiet=False)
+          runs=runs, seeds_per_run="1", global_score=False, max_per_domain="inf", seed=0, out_dir=out_dir, quiet=False)
 
 
 # Command groups that live in their own modules register themselves here (each defines register(app)).
-_COMMAND_MODULES: list[str] = ["focuscrawl.cli.serve"]
+_COMMAND_MODULES: list[str] = ["focuscrawl.cli.crawl", "focuscrawl.cli.serve", "focuscrawl.cli.bench_policy",
+                               "focuscrawl.cli.topic"]
 for _module in _COMMAND_MODULES:
     importlib.import_module(_module).register(app)
 

@@ -31,6 +31,10 @@ def register(spec: StrategySpec) -> None:
 _STRATEGY_MODULES = [
     "focuscrawl.strategies.baselines",
     "focuscrawl.strategies.best_first",
+    "focuscrawl.strategies.han",
+    "focuscrawl.strategies.kaleel",
+    "focuscrawl.strategies.gouriten",
+    "focuscrawl.strategies.tres",
 ]
 for _module in _STRATEGY_MODULES:
     importlib.import_module(_module)

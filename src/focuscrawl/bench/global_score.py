@@ -1,0 +1,118 @@
+"""``focuscrawl bench --global``: one score per strategy over several webs (Gouriten et al. 2014, Sec. 7).
+
+Per web (here: a (web, topic) pair, each its own crawl target), a strategy's score is its mean relevant
+pages normalised by the oracle greedy's on the same seeds (the benchmark's ``oracle_ratio_mean``); the
+global score is the geometric mean of those per-web scores, so that no single large web dominates. The
+same is reported for the AUC ratio, which also rewards finding relevant pages early.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from focuscrawl.bench.runner import run_benchmark
+
+
+@dataclass(frozen=True)
+class Target:
+    """One web of the global score: an offline web, the topic crawled on it, and its seeds per run."""
+
+    web: str
+    topic: str
+    seeds_per_run: int = 1
+
+    @property
+    def slug(self) -> str:
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{Path(self.web).name}-{self.topic}")
+
+
+def parse_targets(webs: str, topics: str, seeds_per_run: str) -> list[Target]:
+    """Pair comma-separated webs, topics and seeds-per-run by position; a single value is broadcast."""
+    lists = [[v.strip() for v in s.split(",") if v.strip()] for s in (webs, topics, seeds_per_run)]
+    n = max(len(values) for values in lists)
+    for values, what in zip(lists, ("--web", "--topic", "--seeds-per-run")):
+        if len(values) not in (1, n):
+            raise ValueError(f"{what} has {len(values)} values; give 1 or {n} (one per web of the global score)")
+    web_list, topic_list, seed_list = ([v[0]] * n if len(v) == 1 else v for v in lists)
+    try:
+        seeds = [int(s) for s in seed_list]
+    except ValueError:
+        raise ValueError(f"--seeds-per-run must be integers, got {seeds_per_run!r}") from None
+    return [Target(w, t, s) for w, t, s in zip(web_list, topic_list, seeds)]
+
+
+def geometric_mean(values: Sequence[float]) -> float:
+    if not values or any(v < 0 or math.isnan(v) for v in values):
+        return math.nan
+    if any(v == 0 for v in values):
+        return 0.0
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def run_global(
+    targets: Sequence[Target],
+    strategies: Sequence[str],
+    *,
+    budget: int,
+    runs: int,
+    out: str | Path,
+    max_per_domain: str | int | None = None,
+    seed: int = 0,
+    resolve: Callable[[str], str | Path] = lambda w: w,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
+    """Benchmark every target (each in its own sub-folder of ``out``) and combine them into global scores."""
+    if len(targets) < 1:
+        raise ValueError("--global needs at least one web")
+    out = Path(out)
+    per_target = []
+    for i, target in enumerate(targets):
+        if progress:
+            progress(f"[{i + 1}/{len(targets)}] {target.web} / {target.topic} ({target.seeds_per_run} seed(s) per run)")
+        summary = run_benchmark(resolve(target.web), target.topic, strategies, budget=budget, runs=runs,
+                                out=out / f"{i:02d}-{target.slug}", seeds_per_run=target.seeds_per_run,
+                                max_per_domain=max_per_domain, seed=seed, progress=progress)
+        per_target.append(summary)
+    names = [row["strategy"] for row in per_target[0]["strategies"]]
+    rows = []
+    for name in names:
+        pages = [_row(s, name)["oracle_ratio_mean"] for s in per_target]
+        aucs = [_row(s, name)["auc_ratio_mean"] for s in per_target]
+        rows.append({"strategy": name, "global_score": geometric_mean(pages), "global_auc": geometric_mean(aucs),
+                     "per_web_score": pages, "per_web_auc": aucs})
+    result = {
+        "webs": [{"web": s["web"], "web_dir": s["web_dir"], "topic": s["topic"], "seeds_per_run": s["seeds_per_run"],
+                  "relevant_total": s["relevant_total"]} for s in per_target],
+        "budget": budget, "runs": runs, "max_per_domain": str(max_per_domain or "inf"), "seed": seed,
+        "strategies": rows,
+    }
+    (out / "global.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / "global.md").write_text(global_markdown(result))
+    return result
+
+
+def _row(summary: dict, name: str) -> dict:
+    return next(row for row in summary["strategies"] if row["strategy"] == name)
+
+
+def global_markdown(result: dict) -> str:
+    webs = [f"{w['web']}/{w['topic'].split('.')[-1]}" for w in result["webs"]]
+    head = (f"# Global score over {len(webs)} webs\n\nbudget {result['budget']}, {result['runs']} runs, "
+            f"MAX per domain {result['max_per_domain']}, seed {result['seed']}. Score = relevant pages / "
+            "oracle's on the same seeds; global = geometric mean over webs (Gouriten et al. 2014).\n\n")
+    lines = ["| strategy | global score | global AUC | " + " | ".join(webs) + " |",
+             "|" + "---|" * (3 + len(webs))]
+    for row in sorted(result["strategies"], key=lambda r: -_sortable(r["global_score"])):
+        cells = [f"{v:.3f}" for v in row["per_web_score"]]
+        lines.append(f"| {row['strategy']} | {row['global_score']:.3f} | {row['global_auc']:.3f} | "
+                     + " | ".join(cells) + " |")
+    return head + "\n".join(lines) + "\n"
+
+
+def _sortable(value: float) -> float:
+    return -1.0 if math.isnan(value) else value
