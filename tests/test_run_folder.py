@@ -189,3 +189,16 @@ def test_folder_lock(tiny_web, tmp_path):
             Crawler(topic=tmp_path / "topic", out=tmp_path, web=str(tiny_web), progress="none").crawl()
     finally:
         lock.close()
+
+
+def test_pages_jsonl_carries_the_strategy_score(tiny_web, tmp_path):
+    init_from_web(tmp_path / "topic", tiny_web, "topic.birds", seeds=1)
+    run = tmp_path / "run"
+    Crawler(budget=8, topic=tmp_path / "topic", out=run, web=str(tiny_web), strategy="best-first", progress="none",
+            plot=False).crawl()
+    import json
+
+    records = [json.loads(line) for line in (run / "pages.jsonl").read_text().splitlines()]
+    scored = [r["score"] for r in records if r["score"] is not None]
+    # Seeds are fetched before any link is scored; every page after them was chosen for its priority.
+    assert len(scored) >= len(records) - 1 and all(0.0 <= s <= 1.0 for s in scored)

@@ -44,6 +44,9 @@ class Policy(ABC):
     """Base class of crawling strategies. Subclasses set ``name`` and implement the three methods."""
 
     name: ClassVar[str] = ""
+    # The strategy's score of the URL ``select`` just returned (its priority or Q-value), or None. The real
+    # crawl writes it to pages.jsonl as ``score``, so users can see why a page was fetched when it was.
+    selected_score: float | None = None
 
     @abstractmethod
     def reset(self, context: CrawlContext) -> None:

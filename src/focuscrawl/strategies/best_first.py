@@ -70,6 +70,7 @@ class BestFirstPolicy(Policy):
                 del self.priority[url]
                 self.inherited.pop(url, None)
                 self._selected_features = self.features.pop(url)
+                self.selected_score = -negative
                 return url
         return None
 

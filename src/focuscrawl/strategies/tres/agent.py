@@ -126,10 +126,13 @@ class TresPolicy(Policy):
         if candidates.size == 0:
             return None
         if self.rng.random() < self.epsilon():
+            self.selected_score = None  # an exploring step has no score
             return int(candidates[self.rng.integers(candidates.size)])
         q = np.concatenate([self.ddqn.q(self.frontier.X[candidates[i:i + SYNC_CHUNK]])
                             for i in range(0, candidates.size, SYNC_CHUNK)])
-        return int(candidates[int(np.argmax(q))])
+        best = int(np.argmax(q))
+        self.selected_score = float(q[best])
+        return int(candidates[best])
 
     def _select_async(self) -> int | None:
         if self.rng.random() < self.epsilon():
