@@ -125,3 +125,21 @@ def test_cli_expand_train_evaluate_on_embedded_web(tmp_path):
 
     result = runner.invoke(app, ["topic", "train", "--web", "embedded", "--model", "nope", "--out", str(path)])
     assert result.exit_code == 2
+
+
+def test_tfidf_fast_path_equals_scikit_learn_and_survives_pickling():
+    import pickle
+
+    from focuscrawl.bench.protocol import load_topic
+    from focuscrawl.topic.relevance import TfidfRelevanceModel
+    from focuscrawl.web import embedded_web_dir
+    from focuscrawl.web.store import OfflineWeb
+
+    web = OfflineWeb(embedded_web_dir())
+    topic = load_topic(web, "subject.Science.Biology")
+    model = TfidfRelevanceModel().fit(topic.inputs.example_texts, topic.inputs.example_labels)
+    pages = [web.fetch(record.url) for record in list(web.records())[:60]]
+    texts = [p.title + "\n" + p.text for p in pages] + [l.anchor for p in pages for l in p.outlinks] + ["", "the of"]
+    np.testing.assert_allclose(model.predict_proba(texts), model.predict_proba_sklearn(texts), rtol=0, atol=1e-12)
+    loaded = pickle.loads(pickle.dumps(model))
+    np.testing.assert_allclose(loaded.predict_proba(texts), model.predict_proba(texts), rtol=0, atol=0)

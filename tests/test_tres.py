@@ -29,6 +29,26 @@ def test_double_q_target_uses_online_argmax_and_target_value():
     assert y.tolist() == pytest.approx([1.0 + 0.5 * 0.2, 0.0, 1.0 + 0.5 * 0.4])
 
 
+def test_q_network_gradients_match_finite_differences():
+    from focuscrawl.strategies.tres.ddqn import QNetwork
+
+    rng = np.random.default_rng(0)
+    net = QNetwork(4, 6, 5, rng)
+    net.params = [p.astype(np.float64) for p in net.params]
+    x, y = rng.normal(size=(9, 4)), rng.normal(size=9)
+    _, grads = net.loss_and_gradients(x, y)
+    for p, g in zip(net.params, grads):
+        flat = p.reshape(-1)
+        for i in range(0, flat.size, 3):
+            keep = flat[i]
+            flat[i] = keep + 1e-6
+            up = np.mean((net.forward(x) - y) ** 2)
+            flat[i] = keep - 1e-6
+            down = np.mean((net.forward(x) - y) ** 2)
+            flat[i] = keep
+            assert g.reshape(-1)[i] == pytest.approx((up - down) / 2e-6, rel=1e-3, abs=1e-4)
+
+
 def test_ddqn_learns_the_reward_of_a_feature():
     agent = DDQN(2, DDQNConfig(gamma=0.0, batch_size=32, lr=1e-2), seed=0)
     for i in range(200):

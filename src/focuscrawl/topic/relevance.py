@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -36,13 +37,48 @@ class TfidfRelevanceModel:
     def fit(self, texts: Sequence[str], labels: Sequence[int]) -> TfidfRelevanceModel:
         features = self.vectorizer.fit_transform(list(texts))
         self.model.fit(features, np.asarray(labels, dtype=int))
+        self._prepare_fast_path()
         return self
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros(0)
-        features = self.vectorizer.transform(list(texts))
-        return self.model.predict_proba(features)[:, 1]
+        if not hasattr(self, "_weights"):  # a model pickled before the fast path existed
+            self._prepare_fast_path()
+        return np.fromiter(map(self._probability, texts), dtype=float, count=len(texts))
+
+    def predict_proba_sklearn(self, texts: Sequence[str]) -> np.ndarray:
+        """The same probabilities through scikit-learn's sparse pipeline (the reference for the fast path)."""
+        return self.model.predict_proba(self.vectorizer.transform(list(texts)))[:, 1]
+
+    # A crawl scores one page or a page's anchors at a time. scikit-learn's transform + predict costs about
+    # 40 us of validation and sparse-matrix set-up per text whatever its length, which dominated the agents'
+    # decision time on anchors; the formula below is the same model (sublinear tf x idf, L2-normalised, dot
+    # the logistic weights), token by token with the vectorizer's own analyzer.
+    def _prepare_fast_path(self) -> None:
+        vocabulary = self.vectorizer.vocabulary_
+        idf, coef = self.vectorizer.idf_, self.model.coef_[0]
+        self._analyze = self.vectorizer.build_analyzer()
+        self._weights = {term: (float(idf[j]), float(coef[j])) for term, j in vocabulary.items()}
+        self._intercept = float(self.model.intercept_[0])
+
+    def __getstate__(self) -> dict:
+        # the fast-path tables are derived from the fitted model: rebuilt after loading, not stored
+        return {k: v for k, v in self.__dict__.items() if k not in ("_analyze", "_weights", "_intercept")}
+
+    def _probability(self, text: str) -> float:
+        counts: dict[str, int] = {}
+        for term in self._analyze(text):
+            if term in self._weights:
+                counts[term] = counts.get(term, 0) + 1
+        norm_sq = dot = 0.0
+        for term, count in counts.items():
+            idf, coef = self._weights[term]
+            weight = (1.0 + math.log(count)) * idf
+            norm_sq += weight * weight
+            dot += weight * coef
+        logit = self._intercept + (dot / math.sqrt(norm_sq) if norm_sq > 0 else 0.0)
+        return 1.0 / (1.0 + math.exp(-logit)) if logit >= 0 else math.exp(logit) / (1.0 + math.exp(logit))
 
 
 class MemoizedRelevance:

@@ -27,8 +27,6 @@ Choices where the papers leave room (documented here; the numeric ones are const
   one update per step, target sync every 100 steps, replay 20,000, hidden layers 30 and 15 (authors' code),
   tree depth <= 18 and >= 5 experience samples per child (authors' code).
 - Dead ends (non-200 pages) are ordinary experience with reward 0.
-- ``reset`` sets torch to one intra-op thread, process-wide: the networks are tiny and, on a shared machine,
-  the threads' spin-waits made one training step ten times slower.
 
 Variants (registered below): ``tres``; ``tree-random`` (a random leaf, then a random sample; no network);
 ``tres-async`` (Han et al.'s asynchronous method instead of the tree: each new outlink is scored once when
@@ -43,7 +41,7 @@ import heapq
 import itertools
 
 import numpy as np
-import torch
+from threadpoolctl import threadpool_limits
 
 from focuscrawl.strategies.base import CrawlContext, Policy
 from focuscrawl.strategies.tres.ddqn import DDQN, DDQNConfig, epsilon_at
@@ -75,9 +73,9 @@ class TresPolicy(Policy):
 
     # -- Algorithm 4, lines 1-9 -----------------------------------------------------------------
     def reset(self, context: CrawlContext) -> None:
-        # Tiny networks (8 -> 30 -> 15 -> 1): intra-op threads only add synchronisation (see docstring).
-        torch.set_num_threads(1)
-        torch.manual_seed(context.seed)
+        # The networks' matrices are tiny: BLAS threads only add synchronisation, and on a busy 2-core machine
+        # their spin-waits made a training step several times slower. Process-wide, as BLAS settings are.
+        threadpool_limits(1, "blas")
         self.rng = np.random.default_rng([context.seed, 1])
         self.features = FeatureBuilder(context, hub_features=self.hub_features)
         flat = self.mode in ("sync", "async")

@@ -11,9 +11,9 @@ so that the replay's memory stays bounded on pages with thousands of links. An e
 exhausted frontier) gives y = r.
 
 The networks are standard two-hidden-layer MLPs (the authors' code: 30 and 15 units, leaky ReLU); the loss is
-the squared TD error of the paper with gradient-norm clipping at 1 (the authors clip too). Everything runs on
-the CPU: the inputs have 6-8 features, so a forward pass over a few thousand leaf representatives is a
-couple of small matrix products.
+the squared TD error of the paper with gradient-norm clipping at 1 (the authors clip too). They are NumPy with
+a hand-written backward pass (see ``QNetwork``): the inputs have 6-8 features, so a forward pass over a few
+thousand leaf representatives, or a training step on 64 transitions, is a couple of small matrix products.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import torch
-from torch import nn
 
 
 @dataclass
@@ -38,46 +36,78 @@ class DDQNConfig:
     max_next: int = 64          # candidate rows kept per transition for the target's argmax
 
 
-class QNetwork(nn.Module):
-    def __init__(self, n_features: int, hidden1: int, hidden2: int):
-        super().__init__()
-        self.net = nn.Sequential(
-            nn.Linear(n_features, hidden1), nn.LeakyReLU(0.1),
-            nn.Linear(hidden1, hidden2), nn.LeakyReLU(0.1),
-            nn.Linear(hidden2, 1),
-        )
+LEAK = 0.1  # leaky ReLU slope
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(x).squeeze(-1)
+
+class QNetwork:
+    """x -> Linear -> LeakyReLU -> Linear -> LeakyReLU -> Linear -> Q, with its own backward pass.
+
+    Written in NumPy rather than torch: with 8 inputs and 30 + 15 hidden units, torch's per-operator
+    dispatch and autograd bookkeeping cost ten times the arithmetic, and the policy's decision time is the
+    point of TRES. Weights are initialised as torch's ``nn.Linear`` does (uniform in +-1/sqrt(fan_in)).
+    """
+
+    def __init__(self, n_features: int, hidden1: int, hidden2: int, rng: np.random.Generator):
+        self.params: list[np.ndarray] = []
+        for fan_in, fan_out in ((n_features, hidden1), (hidden1, hidden2), (hidden2, 1)):
+            bound = 1.0 / np.sqrt(fan_in)
+            self.params.append(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32))
+            self.params.append(rng.uniform(-bound, bound, fan_out).astype(np.float32))
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        w1, b1, w2, b2, w3, b3 = self.params
+        h = x @ w1 + b1
+        h = np.where(h > 0, h, LEAK * h)
+        h = h @ w2 + b2
+        h = np.where(h > 0, h, LEAK * h)
+        return (h @ w3 + b3)[:, 0]
+
+    def loss_and_gradients(self, x: np.ndarray, y: np.ndarray) -> tuple[float, list[np.ndarray]]:
+        """Mean squared error against ``y`` and its gradient with respect to every parameter."""
+        w1, b1, w2, b2, w3, b3 = self.params
+        z1 = x @ w1 + b1
+        a1 = np.where(z1 > 0, z1, LEAK * z1)
+        z2 = a1 @ w2 + b2
+        a2 = np.where(z2 > 0, z2, LEAK * z2)
+        error = (a2 @ w3 + b3)[:, 0] - y
+        d_out = (2.0 / len(y)) * error[:, None]
+        d_z2 = (d_out @ w3.T) * np.where(z2 > 0, 1.0, LEAK)
+        d_z1 = (d_z2 @ w2.T) * np.where(z1 > 0, 1.0, LEAK)
+        grads = [x.T @ d_z1, d_z1.sum(0), a1.T @ d_z2, d_z2.sum(0), a2.T @ d_out, d_out.sum(0)]
+        return float(np.mean(error ** 2)), [g.astype(np.float32) for g in grads]
+
+    def copy_from(self, other: QNetwork) -> None:
+        self.params = [p.copy() for p in other.params]
 
 
 class Adam:
-    """Adam (Kingma & Ba) in a few tensor ops. torch.optim would do, but its first use imports torch._dynamo,
-    several seconds that would land in the first crawl's decision time."""
+    """Adam (Kingma & Ba), in place on a list of arrays."""
 
-    def __init__(self, params, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
-        self.params = [p for p in params if p.requires_grad]
+    def __init__(self, params: list[np.ndarray], lr: float, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8):
         self.lr, (self.beta1, self.beta2), self.eps = lr, betas, eps
-        self.m = [torch.zeros_like(p) for p in self.params]
-        self.v = [torch.zeros_like(p) for p in self.params]
+        self.m = [np.zeros_like(p) for p in params]
+        self.v = [np.zeros_like(p) for p in params]
         self.t = 0
 
-    def zero_grad(self) -> None:
-        for p in self.params:
-            p.grad = None
-
-    @torch.no_grad()
-    def step(self) -> None:
+    def step(self, params: list[np.ndarray], grads: list[np.ndarray]) -> None:
         self.t += 1
         correction1 = 1 - self.beta1 ** self.t
         correction2 = 1 - self.beta2 ** self.t
-        for p, m, v in zip(self.params, self.m, self.v):
-            if p.grad is None:
-                continue
-            m.mul_(self.beta1).add_(p.grad, alpha=1 - self.beta1)
-            v.mul_(self.beta2).addcmul_(p.grad, p.grad, value=1 - self.beta2)
-            denominator = (v / correction2).sqrt_().add_(self.eps)
-            p.addcdiv_(m, denominator, value=-self.lr / correction1)
+        for p, g, m, v in zip(params, grads, self.m, self.v):
+            m *= self.beta1
+            m += (1 - self.beta1) * g
+            v *= self.beta2
+            v += (1 - self.beta2) * g * g
+            p -= (self.lr / correction1) * m / (np.sqrt(v / correction2) + self.eps)
+
+
+def clip_by_global_norm(grads: list[np.ndarray], max_norm: float) -> list[np.ndarray]:
+    norm = float(np.sqrt(sum(float(np.sum(g * g)) for g in grads)))
+    if norm <= max_norm:
+        return grads
+    scale = max_norm / (norm + 1e-6)
+    return [g * scale for g in grads]
 
 
 def segment_argmax(values: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -148,13 +178,11 @@ class DDQN:
     """Online + target Q-networks and their training loop. ``q`` is the batched scorer the policy uses."""
 
     def __init__(self, n_features: int, config: DDQNConfig, seed: int):
-        torch.manual_seed(seed)
         self.config = config
-        self.online = QNetwork(n_features, config.hidden1, config.hidden2)
-        self.target = QNetwork(n_features, config.hidden1, config.hidden2)
-        self.target.load_state_dict(self.online.state_dict())
-        self.target.eval()
-        self.optimizer = Adam(self.online.parameters(), lr=config.lr)
+        self.online = QNetwork(n_features, config.hidden1, config.hidden2, np.random.default_rng([seed, 5]))
+        self.target = QNetwork(n_features, config.hidden1, config.hidden2, np.random.default_rng([seed, 5]))
+        self.target.copy_from(self.online)
+        self.optimizer = Adam(self.online.params, lr=config.lr)
         self.replay = ReplayBuffer(config.replay_size, n_features)
         self.rng = np.random.default_rng([seed, 7])
         self.steps = 0
@@ -162,8 +190,7 @@ class DDQN:
         self.last_loss = float("nan")
 
     def q(self, X: np.ndarray) -> np.ndarray:
-        with torch.inference_mode():
-            return self.online(torch.from_numpy(np.ascontiguousarray(X, dtype=np.float32))).numpy()
+        return self.online.forward(np.asarray(X, dtype=np.float32))
 
     def cap_next(self, rows: np.ndarray) -> np.ndarray:
         if len(rows) <= self.config.max_next:
@@ -177,26 +204,22 @@ class DDQN:
         if self.steps % self.config.train_every == 0 and len(self.replay) >= min(self.config.batch_size, 8):
             self.train_step()
         if self.steps % self.config.target_sync == 0:
-            self.target.load_state_dict(self.online.state_dict())
+            self.target.copy_from(self.online)
 
     def train_step(self) -> float:
         x, r, next_rows, offsets = self.replay.sample(self.rng, self.config.batch_size)
-        y = r.astype(np.float64)
-        with torch.inference_mode():
-            q_online_next = self.online(torch.from_numpy(next_rows)).numpy()
-            nonempty, first = segment_argmax(q_online_next, offsets)
+        y = r.astype(np.float32)
+        if len(next_rows):
+            nonempty, first = segment_argmax(self.online.forward(next_rows), offsets)
             # the target network is evaluated only at the online argmax rows (same y as double_q_targets)
             if nonempty.size:
-                y[nonempty] += self.config.gamma * self.target(torch.from_numpy(next_rows[first])).numpy()
-        prediction = self.online(torch.from_numpy(x))
-        loss = nn.functional.mse_loss(prediction, torch.from_numpy(y.astype(np.float32)))
-        self.optimizer.zero_grad()
-        loss.backward()
-        nn.utils.clip_grad_norm_(self.online.parameters(), 1.0)
-        self.optimizer.step()
+                y[nonempty] += self.config.gamma * self.target.forward(next_rows[first])
+        loss, grads = self.online.loss_and_gradients(x, y)
+        # the authors clip gradients too; the squared TD error of the paper is the loss
+        self.optimizer.step(self.online.params, clip_by_global_norm(grads, 1.0))
         self.updates += 1
-        self.last_loss = float(loss.detach())
-        return self.last_loss
+        self.last_loss = loss
+        return loss
 
 
 def epsilon_at(step: int, explore_steps: int, eps_start: float, eps_end: float, decay_steps: int) -> float:
