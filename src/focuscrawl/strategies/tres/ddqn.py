@@ -56,11 +56,13 @@ class QNetwork:
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         w1, b1, w2, b2, w3, b3 = self.params
-        h = x @ w1 + b1
-        h = np.where(h > 0, h, LEAK * h)
-        h = h @ w2 + b2
-        h = np.where(h > 0, h, LEAK * h)
-        return (h @ w3 + b3)[:, 0]
+        h = x @ w1
+        h += b1
+        np.maximum(h, LEAK * h, out=h)  # leaky ReLU (0 < LEAK < 1), without a mask array
+        h2 = h @ w2
+        h2 += b2
+        np.maximum(h2, LEAK * h2, out=h2)
+        return (h2 @ w3 + b3)[:, 0]
 
     def loss_and_gradients(self, x: np.ndarray, y: np.ndarray) -> tuple[float, list[np.ndarray]]:
         """Mean squared error against ``y`` and its gradient with respect to every parameter."""
