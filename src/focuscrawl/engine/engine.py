@@ -67,6 +67,7 @@ class CrawlEngine:
         self.frontier_size = 0
         self._limit = self.cap.limit(0, budget)
         self._in_flight: set[str] = set()
+        self._in_flight_per_host: Counter[str] = Counter()
 
     # -- setup ---------------------------------------------------------------------------------
     def start(self, context: CrawlContext) -> None:
@@ -102,12 +103,16 @@ class CrawlEngine:
                 if url is None:
                     return None
                 host = domain_of(url)
-                if url in self.fetched or url in self._in_flight or host in self.capped_hosts:
+                # Fetches in flight count against the cap: every fetch counts once recorded, whatever its
+                # status, so a host whose cap they would reach is as good as capped (concurrent crawls).
+                if (url in self.fetched or url in self._in_flight or host in self.capped_hosts
+                        or self.fetches_per_host[host] + self._in_flight_per_host[host] >= self._limit):
                     self.stats.skipped_selections += 1
                     continue
                 if url not in self.parent:
                     self._discover(url, None, host)
                 self._in_flight.add(url)
+                self._in_flight_per_host[host] += 1
                 self._selection_s = time.perf_counter() - started
                 return url
         finally:
@@ -115,11 +120,13 @@ class CrawlEngine:
 
     def record(self, url: str, page: Page, fetch_s: float = 0.0) -> StepEvent:
         """Account for the fetch of ``url``: closure, caps, reward, observation, event."""
-        self._in_flight.discard(url)
+        host = domain_of(url)
+        if url in self._in_flight:
+            self._in_flight.discard(url)
+            self._in_flight_per_host[host] -= 1
         step = self.stats.steps
         self.stats.steps += 1
         self.stats.fetch_s += fetch_s
-        host = domain_of(url)
         self._mark_fetched(url, host)
 
         final_url = url
