@@ -111,3 +111,24 @@ def test_global_score_is_the_geometric_mean_of_per_web_oracle_ratios(tmp_path):
         assert row["per_web_score"] == ratios
         assert row["global_score"] == pytest.approx(geometric_mean(ratios))
     assert (tmp_path / "global.md").read_text().startswith("# Global score over 2 webs")
+
+
+def test_strategy_options_reach_the_policy_and_bad_ones_fail_early(tmp_path):
+    from focuscrawl.cli.main import parse_strategy_options
+
+    assert parse_strategy_options(["tres.gamma=0", "tres.explore_steps=5", "mab-var.reset=0.5"]) == {
+        "tres": {"gamma": 0, "explore_steps": 5}, "mab-var": {"reset": 0.5}}
+    with pytest.raises(ValueError, match="STRATEGY.KEY=VALUE"):
+        parse_strategy_options(["gamma=0"])
+    runner = CliRunner()
+    result = runner.invoke(app, ["bench", "--strategy", "bfs", "--set", "bfs.depth=3", "--budget", "10", "--runs", "1",
+                                 "--out", str(tmp_path / "bad"), "--quiet"])
+    assert result.exit_code == 2 and "does not accept option(s) depth" in result.output
+    assert not (tmp_path / "bad" / "summary.json").exists()
+    # han-async's epsilon is a constructor option: 1.0 makes it a random crawler, visibly different.
+    base = run_benchmark(embedded_web_dir(), "subject.Science.Biology", ["han-async"], budget=60, runs=1,
+                         out=tmp_path / "a")
+    random_like = run_benchmark(embedded_web_dir(), "subject.Science.Biology", ["han-async"], budget=60, runs=1,
+                                out=tmp_path / "b", strategy_options={"han-async": {"epsilon": 1.0}})
+    assert random_like["strategy_options"] == {"han-async": {"epsilon": 1.0}}
+    assert base["strategies"][1]["relevant_pages_mean"] != random_like["strategies"][1]["relevant_pages_mean"]

@@ -65,6 +65,7 @@ def run_global(
     seed: int = 0,
     resolve: Callable[[str], str | Path] = lambda w: w,
     progress: Callable[[str], None] | None = None,
+    strategy_options: dict[str, dict] | None = None,
 ) -> dict:
     """Benchmark every target (each in its own sub-folder of ``out``) and combine them into global scores."""
     if len(targets) < 1:
@@ -76,7 +77,8 @@ def run_global(
             progress(f"[{i + 1}/{len(targets)}] {target.web} / {target.topic} ({target.seeds_per_run} seed(s) per run)")
         summary = run_benchmark(resolve(target.web), target.topic, strategies, budget=budget, runs=runs,
                                 out=out / f"{i:02d}-{target.slug}", seeds_per_run=target.seeds_per_run,
-                                max_per_domain=max_per_domain, seed=seed, progress=progress)
+                                max_per_domain=max_per_domain, seed=seed, progress=progress,
+                                strategy_options=strategy_options)
         per_target.append(summary)
     names = [row["strategy"] for row in per_target[0]["strategies"]]
     rows = []

@@ -125,8 +125,14 @@ def run_benchmark(
     max_per_domain: str | int | None = None,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
+    strategy_options: dict[str, dict] | None = None,
 ) -> dict:
-    unknown = [s for s in strategies if s not in STRATEGIES]
+    """Run every strategy ``runs`` times on ``topic_label`` and write the summary files into ``out``.
+
+    ``strategy_options`` maps a strategy name to keyword arguments for its constructor (hyper-parameters).
+    """
+    strategy_options = strategy_options or {}
+    unknown = [s for s in [*strategies, *strategy_options] if s not in STRATEGIES]
     if unknown:
         raise KeyError(f"unknown strategy {', '.join(unknown)}; known: {', '.join(sorted(STRATEGIES))}")
     if budget <= 0 or runs <= 0 or seeds_per_run <= 0:
@@ -134,6 +140,11 @@ def run_benchmark(
     cap = DomainCap.parse(max_per_domain)
     web = OfflineWeb(web_dir)
     topic = load_topic(web, topic_label, seed=seed)
+    for name, options in strategy_options.items():  # fail before hours of crawling, not in the middle
+        try:
+            make_policy(name, judge=topic.truth, **options)
+        except TypeError as exc:
+            raise ValueError(f"strategy {name!r} does not accept option(s) {', '.join(sorted(options))}: {exc}") from None
     order = [ORACLE] + [s for s in dict.fromkeys(strategies) if s != ORACLE]
     # One model per reward type, trained once on the topic's examples and shared by its strategies.
     classifiers = {}
@@ -146,7 +157,8 @@ def run_benchmark(
         seeds = topic.seeds_for_run(run, seeds_per_run)
         for name in order:
             classifier = classifiers[STRATEGIES[name].reward_model]
-            result = crawl_once(web, topic, classifier, name, run, seeds, budget, cap, seed)
+            result = crawl_once(web, topic, classifier, name, run, seeds, budget, cap, seed,
+                                options=strategy_options.get(name))
             results.append(result)
             if progress:
                 progress(f"run {run + 1}/{runs} {name:>12}: {result.relevant_pages} relevant in {result.steps} "
@@ -162,6 +174,7 @@ def run_benchmark(
         "max_per_domain": str(cap),
         "seed": seed,
         "keywords": topic.inputs.keywords,
+        "strategy_options": strategy_options,
         "strategies": summarize(results, order),
     }
     out = Path(out)

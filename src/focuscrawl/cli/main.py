@@ -165,10 +165,13 @@ def bench(
     global_score: Annotated[bool, typer.Option("--global", help="benchmark several webs (comma-separated --web and "
                                                                 "--topic, paired) and print Gouriten et al.'s global "
                                                                 "score: geometric mean of per-web oracle ratios")] = False,
+    options: Annotated[list[str] | None, typer.Option("--set", "-s", help="strategy hyper-parameter: "
+                                                      "STRATEGY.KEY=VALUE, e.g. tres.gamma=0 (repeatable)")] = None,
     quiet: bool = False,
 ) -> None:
     """Run strategies K times on one topic and write summary.json, summary.md and harvest.png."""
     names = [s.strip() for s in strategy.split(",") if s.strip()]
+    strategy_options = _run(lambda: parse_strategy_options(options or []))
     progress = None if quiet else console.print
     if global_score:
         from focuscrawl.bench.global_score import parse_targets, run_global
@@ -176,7 +179,7 @@ def bench(
         targets = _run(lambda: parse_targets(web, topic, seeds_per_run))
         result = _run(lambda: run_global(targets, names, budget=budget, runs=runs, out=out_dir,
                                          max_per_domain=max_per_domain, seed=seed, resolve=resolve_web,
-                                         progress=progress))
+                                         progress=progress, strategy_options=strategy_options))
         _print_global(result)
         out.print(f"results in {out_dir}/ (global.json, global.md, one folder per web)")
         return
@@ -186,9 +189,23 @@ def bench(
         fail(f"--seeds-per-run must be a positive integer, got {seeds_per_run!r}")
     summary = _run(lambda: run_benchmark(
         resolve_web(web), topic, names, budget=budget, runs=runs, out=out_dir, seeds_per_run=int(seeds_per_run),
-        max_per_domain=max_per_domain, seed=seed, progress=progress))
+        max_per_domain=max_per_domain, seed=seed, progress=progress, strategy_options=strategy_options))
     _print_summary(summary)
     out.print(f"results in {out_dir}/ (summary.json, summary.md, harvest.png)")
+
+
+def parse_strategy_options(pairs: list[str]) -> dict[str, dict]:
+    """["tres.gamma=0", "tres.explore_steps=0"] -> {"tres": {"gamma": 0, "explore_steps": 0}} (YAML values)."""
+    import yaml
+
+    options: dict[str, dict] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        name, dot, parameter = key.strip().rpartition(".")
+        if not sep or not dot or not name or not parameter:
+            raise ValueError(f"--set expects STRATEGY.KEY=VALUE, got {pair!r}")
+        options.setdefault(name, {})[parameter] = yaml.safe_load(value)
+    return options
 
 
 def _print_global(result: dict) -> None:
@@ -207,7 +224,7 @@ def demo(out_dir: Annotated[Path, typer.Option("--out")] = Path("demo-results"),
          budget: int = 200, runs: int = 3) -> None:
     """A short benchmark on the embedded web: random, bfs, best-first against the oracle."""
     bench(web="embedded", topic="subject.Science.Biology", strategy="random,bfs,best-first", budget=budget,
-          runs=runs, seeds_per_run="1", global_score=False, max_per_domain="inf", seed=0, out_dir=out_dir, quiet=False)
+          runs=runs, seeds_per_run="1", global_score=False, options=None, max_per_domain="inf", seed=0, out_dir=out_dir, quiet=False)
 
 
 # Command groups that live in their own modules register themselves here (each defines register(app)).
