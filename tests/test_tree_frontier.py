@@ -136,6 +136,20 @@ def test_one_representative_per_nonempty_leaf_and_determinism():
     assert again.node_threshold == tree.node_threshold
 
 
+def test_small_and_batched_routing_agree_on_a_deep_tree():
+    rng = np.random.default_rng(3)
+    tree = _tree(n_features=3, seed=1)
+    for _ in range(400):
+        x = rng.random(3, dtype=np.float32)
+        tree.add_experience(x, float(x[0] + 0.5 * x[2] > 0.7) + float(x[1] > 0.5))
+    assert tree.n_leaves > 8
+    X = rng.random((500, 3), dtype=np.float32)
+    X[:50] = np.asarray(tree.node_threshold[:50] * 3, dtype=np.float32).reshape(50, 3)  # rows on thresholds
+    batched = tree.route(X)  # more rows than SMALL_BATCH: level-by-level numpy descent
+    one_by_one = np.concatenate([tree.route(X[i:i + 7]) for i in range(0, len(X), 7)])
+    assert batched.tolist() == one_by_one.tolist() == [tree.route_one(x) for x in X]
+
+
 def test_bucketing():
     assert bucket([0.0, 0.05, 0.1, 0.29999, 0.3, 2 / 3, 0.99, 1.0]).tolist() == pytest.approx(
         [0.0, 0.01, 0.1, 0.2, 0.3, 0.6, 0.9, 1.0])

@@ -44,6 +44,9 @@ from collections.abc import Sequence
 import numpy as np
 
 
+# Up to this many rows are routed one by one in Python rather than level by level in numpy.
+SMALL_BATCH = 64
+
 class TreeFrontier:
     def __init__(self, n_features: int, rng: np.random.Generator, *, max_depth: int = 18,
                  min_samples_leaf: int = 5, min_gain: float = 0.0, capacity: int = 1024):
@@ -100,6 +103,17 @@ class TreeFrontier:
 
     def route(self, X: np.ndarray) -> np.ndarray:
         """Leaf of every row of X, descending all rows level by level (depth <= max_depth numpy passes)."""
+        if len(X) <= SMALL_BATCH:
+            # A page's outlinks: a plain descent per row costs less than ~20 numpy passes. Thresholds are
+            # float32 values and so are the rows, so comparing them as Python floats decides the same.
+            feature, threshold, left, right = self.node_feature, self.node_threshold, self.node_left, self.node_right
+            leaves = []
+            for x in X.tolist():
+                node = 0
+                while feature[node] >= 0:
+                    node = left[node] if x[feature[node]] < threshold[node] else right[node]
+                leaves.append(node)
+            return np.array(leaves, dtype=np.int64)
         if self._node_arrays is None:
             self._node_arrays = (np.asarray(self.node_feature, dtype=np.int64),
                                  np.asarray(self.node_threshold, dtype=np.float32),
@@ -306,16 +320,17 @@ class TreeFrontier:
     # -- sampling (Algorithm 2) -----------------------------------------------------------------
     def representatives(self) -> np.ndarray:
         """One uniformly drawn frontier sample id per non-empty leaf (leaf order is creation order)."""
-        lists = [members for members in self.leaf_samples.values() if members]
+        lists = list(filter(None, self.leaf_samples.values()))  # C-level loops: this runs every step
         if not lists:
             return np.zeros(0, dtype=np.int64)
         draws = self.rng.random(len(lists))
-        return np.fromiter((members[int(u * len(members))] for members, u in zip(lists, draws)),
-                           dtype=np.int64, count=len(lists))
+        sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+        picks = (draws * sizes).astype(np.int64).tolist()  # floor(u * size), as int() would
+        return np.fromiter(map(list.__getitem__, lists, picks), dtype=np.int64, count=len(lists))
 
     def random_sample(self) -> int | None:
         """Tree-Random: a uniformly random non-empty leaf, then a uniformly random sample in it."""
-        lists = [members for members in self.leaf_samples.values() if members]
+        lists = list(filter(None, self.leaf_samples.values()))
         if not lists:
             return None
         members = lists[int(self.rng.integers(len(lists)))]
