@@ -80,22 +80,37 @@ def run_global(
                                 max_per_domain=max_per_domain, seed=seed, progress=progress,
                                 strategy_options=strategy_options)
         per_target.append(summary)
+    result = combine(per_target, budget=budget, runs=runs, max_per_domain=max_per_domain, seed=seed)
+    (out / "global.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / "global.md").write_text(global_markdown(result))
+    return result
+
+
+def combine(per_target: Sequence[dict], *, budget: int, runs: int, max_per_domain: str | int | None,
+            seed: int) -> dict:
+    """Global scores from per-web summaries (``summary.json`` contents), plus per-strategy means over webs
+    of harvest rate, relevant domains and decision time, so one table answers "which crawler?"."""
     names = [row["strategy"] for row in per_target[0]["strategies"]]
     rows = []
     for name in names:
-        pages = [_row(s, name)["oracle_ratio_mean"] for s in per_target]
-        aucs = [_row(s, name)["auc_ratio_mean"] for s in per_target]
+        mine = [_row(s, name) for s in per_target]
+        pages = [r["oracle_ratio_mean"] for r in mine]
+        aucs = [r["auc_ratio_mean"] for r in mine]
         rows.append({"strategy": name, "global_score": geometric_mean(pages), "global_auc": geometric_mean(aucs),
+                     "harvest_rate_mean": _mean([r["harvest_rate_mean"] for r in mine]),
+                     "relevant_domains_mean": _mean([r["relevant_domains_mean"] for r in mine]),
+                     "decision_ms_mean": _mean([r["decision_ms_mean"] for r in mine]),
                      "per_web_score": pages, "per_web_auc": aucs})
-    result = {
+    return {
         "webs": [{"web": s["web"], "web_dir": s["web_dir"], "topic": s["topic"], "seeds_per_run": s["seeds_per_run"],
                   "relevant_total": s["relevant_total"]} for s in per_target],
         "budget": budget, "runs": runs, "max_per_domain": str(max_per_domain or "inf"), "seed": seed,
         "strategies": rows,
     }
-    (out / "global.json").write_text(json.dumps(result, indent=2) + "\n")
-    (out / "global.md").write_text(global_markdown(result))
-    return result
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
 
 
 def _row(summary: dict, name: str) -> dict:
@@ -106,13 +121,16 @@ def global_markdown(result: dict) -> str:
     webs = [f"{w['web']}/{w['topic'].split('.')[-1]}" for w in result["webs"]]
     head = (f"# Global score over {len(webs)} webs\n\nbudget {result['budget']}, {result['runs']} runs, "
             f"MAX per domain {result['max_per_domain']}, seed {result['seed']}. Score = relevant pages / "
-            "oracle's on the same seeds; global = geometric mean over webs (Gouriten et al. 2014).\n\n")
-    lines = ["| strategy | global score | global AUC | " + " | ".join(webs) + " |",
-             "|" + "---|" * (3 + len(webs))]
+            "oracle's on the same seeds; global = geometric mean over webs (Gouriten et al. 2014); harvest "
+            "rate, relevant domains and decision ms are means over webs.\n\n")
+    lines = ["| strategy | global score | global AUC | " + " | ".join(webs)
+             + " | harvest rate | relevant domains | decision ms |",
+             "|" + "---|" * (6 + len(webs))]
     for row in sorted(result["strategies"], key=lambda r: -_sortable(r["global_score"])):
         cells = [f"{v:.3f}" for v in row["per_web_score"]]
         lines.append(f"| {row['strategy']} | {row['global_score']:.3f} | {row['global_auc']:.3f} | "
-                     + " | ".join(cells) + " |")
+                     + " | ".join(cells) + f" | {row['harvest_rate_mean']:.3f} | {row['relevant_domains_mean']:.1f} | "
+                     f"{row['decision_ms_mean']:.3f} |")
     return head + "\n".join(lines) + "\n"
 
 

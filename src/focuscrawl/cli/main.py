@@ -211,11 +211,12 @@ def parse_strategy_options(pairs: list[str]) -> dict[str, dict]:
 def _print_global(result: dict) -> None:
     webs = [f"{w['web']}/{w['topic'].split('.')[-1]}" for w in result["webs"]]
     table = Table(title=f"global score over {len(webs)} webs (budget {result['budget']}, {result['runs']} runs)")
-    for title in ("strategy", "global score", "global AUC", *webs):
+    for title in ("strategy", "global score", "global AUC", *webs, "harvest", "rel. domains", "ms/step"):
         table.add_column(title, justify="left" if title == "strategy" else "right")
     for row in sorted(result["strategies"], key=lambda r: -(r["global_score"] if r["global_score"] == r["global_score"] else -1)):
         table.add_row(row["strategy"], f"{row['global_score']:.3f}", f"{row['global_auc']:.3f}",
-                      *(f"{v:.3f}" for v in row["per_web_score"]))
+                      *(f"{v:.3f}" for v in row["per_web_score"]), f"{row['harvest_rate_mean']:.3f}",
+                      f"{row['relevant_domains_mean']:.1f}", f"{row['decision_ms_mean']:.3f}")
     out.print(table)
 
 
