@@ -78,3 +78,33 @@ def test_policy_never_sees_labels(tiny_web):
     from focuscrawl.types import Observation, Page
 
     assert "labels" not in Page.__slots__ and "relevant" not in Observation.__dataclass_fields__
+
+
+@pytest.mark.parametrize("strategy", ["best-first", "han-async", "pr-greedy", "tres", "fl-ne"])
+def test_learning_strategies_learn_from_every_page_when_several_are_in_flight(tiny_web, strategy):
+    """A concurrent crawl selects several URLs before their pages arrive: every observation must still
+    reach the policy with what it knew at selection (regression: a single 'pending' slot dropped them)."""
+    web = OfflineWeb(tiny_web)
+    topic = load_topic(web, "topic.birds")
+    clf = TfidfRelevanceModel().fit(topic.inputs.example_texts, topic.inputs.example_labels)
+    policy = make_policy(strategy)
+    engine = CrawlEngine(policy, clf, budget=24, judge=topic.truth)
+    engine.start(CrawlContext(topic=topic.inputs, classifier=clf, seeds=["http://birds.test/b0"], budget=24, seed=1))
+    fetched = []
+    while not engine.done:
+        batch = []
+        for _ in range(4):  # four fetches in flight, recorded in reverse order of selection
+            url = engine.next_url()
+            if url is None:
+                break
+            batch.append(url)
+        if not batch:
+            break
+        for url in reversed(batch):
+            engine.record(url, web.fetch(url))
+            fetched.append(url)
+    assert len(fetched) == len(set(fetched)) > 12, "outlinks of every fetched page reached the frontier"
+    pending = getattr(policy, "pending", None) or getattr(policy, "selected_features", None) or {}
+    assert not pending, "every selected URL was observed"
+    if strategy == "tres":
+        assert policy.steps == len(fetched)

@@ -7,6 +7,9 @@ frontier and decides the order. The engine calls, per step::
     ... engine fetches url, scores the page with the agent's classifier ...
     policy.observe(observation)      # page, reward, and its outlinks not yet fetched
 
+In a concurrent crawl several ``select`` calls come before their ``observe`` calls, which arrive in
+completion order: keep what ``select`` knew about a URL keyed by URL until its observation arrives.
+
 ``select`` may return a URL that became useless (fetched meanwhile through another path, or its host
 capped); the engine then simply asks again, so policies need no eager deletion. Strategies that do a
 whole-frontier pass do it inside ``select``, so that its cost shows in the step's decision time.

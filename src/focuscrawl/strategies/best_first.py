@@ -47,6 +47,8 @@ class BestFirstPolicy(Policy):
         self.priority: dict[str, float] = {}
         self.inherited: dict[str, float] = {}
         self.features: dict[str, str] = {}
+        # URL -> its link text, from select() until observe(): a concurrent crawl has several in flight.
+        self.selected_features: dict[str, str] = {}
         self.train_x: list[str] = []
         self.train_y: list[int] = []
         self.since_retrain = 0
@@ -69,17 +71,16 @@ class BestFirstPolicy(Policy):
             if self.priority.get(url) == -negative:
                 del self.priority[url]
                 self.inherited.pop(url, None)
-                self._selected_features = self.features.pop(url)
+                self.selected_features[url] = self.features.pop(url)
                 self.selected_score = -negative
                 return url
         return None
 
     def observe(self, observation: Observation) -> None:
-        features = getattr(self, "_selected_features", None)
+        features = self.selected_features.pop(observation.url, None)
         if features is not None:
             self.train_x.append(features)
             self.train_y.append(int(observation.reward > 0))
-            self._selected_features = None
         parent_score = observation.relevance
         candidates = [
             (link.url, link_features(link.url, link.anchor))

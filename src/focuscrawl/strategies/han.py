@@ -184,7 +184,8 @@ class HanPolicy(Policy):
         self.members: list[deque[str]] = []
         self.alive: list[int] = []  # non-empty pairs, for the uniform random choice of line 17
         self.alive_pos: dict[int, int] = {}
-        self.pending: tuple[str, np.ndarray | None, LinkInfo | None] | None = None
+        # URL -> what select() knew, until observe(): a concurrent crawl selects several URLs before their pages arrive.
+        self.pending: dict[str, tuple[np.ndarray | None, LinkInfo | None]] = {}
         self.updates = 0
 
     # -- frontier of (s, a) pairs ----------------------------------------------------------------
@@ -239,7 +240,7 @@ class HanPolicy(Policy):
     def select(self) -> str | None:
         if self.seeds:
             url = self.seeds.popleft()
-            self.pending = (url, None, self._take(url))
+            self.pending[url] = (None, self._take(url))
             return url
         if not self.alive:
             return None
@@ -256,14 +257,13 @@ class HanPolicy(Policy):
             if self.slot_of.get(url) == slot:
                 break
         codes = self.codes[slot].copy()
-        self.pending = (url, codes, self._take(url))
+        self.pending[url] = (codes, self._take(url))
         return url
 
     def observe(self, observation: Observation) -> None:
-        if self.pending is None or self.pending[0] != observation.url:
+        if observation.url not in self.pending:
             return
-        _, x_sa, info = self.pending
-        self.pending = None
+        x_sa, info = self.pending.pop(observation.url)
         page = observation.page
         relevant = observation.reward > 0
         if page.ok and (page.text or page.title):

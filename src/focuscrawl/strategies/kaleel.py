@@ -194,7 +194,8 @@ class KaleelPolicy(Policy):
         self.alive: list[int] = []
         self.alive_pos: dict[int, int] = {}
         self.taken: set[str] = set()
-        self.pending: tuple[str, np.ndarray | None] | None = None
+        # URL -> what select() knew, until observe(): a concurrent crawl selects several URLs before their pages arrive.
+        self.pending: dict[str, np.ndarray | None] = {}
 
     # -- frontier: one entry per (link, discovering page) -----------------------------------------
     def _push(self, urls: list[str], features: np.ndarray) -> None:
@@ -222,7 +223,7 @@ class KaleelPolicy(Policy):
         if self.seeds:
             url = self.seeds.popleft()
             self.taken.add(url)
-            self.pending = (url, None)
+            self.pending[url] = None
             return url
         while self.alive:
             if self.select_rng.random() < self.epsilon.value:
@@ -234,15 +235,14 @@ class KaleelPolicy(Policy):
             if url in self.taken:  # an older entry of a rediscovered link already fetched it
                 continue
             self.taken.add(url)
-            self.pending = (url, self.features[entry].copy())
+            self.pending[url] = self.features[entry].copy()
             return url
         return None
 
     def observe(self, observation: Observation) -> None:
-        if self.pending is None or self.pending[0] != observation.url:
+        if observation.url not in self.pending:
             return
-        url, x_sa = self.pending
-        self.pending = None
+        url, x_sa = observation.url, self.pending.pop(observation.url)
         page = observation.page
         relevant = observation.reward > 0
         url_relevance = self.urls.prob(url)

@@ -87,7 +87,8 @@ class TresPolicy(Policy):
         self.counter = itertools.count()
         self.hub_cache: dict[str, tuple[float, float]] = {}
         self.steps = 0
-        self.pending: tuple[str, np.ndarray, int] | None = None
+        # URL -> what select() knew, until observe(): a concurrent crawl selects several URLs before their pages arrive.
+        self.pending: dict[str, tuple[np.ndarray, int]] = {}
         self.last_transition: int | None = None
 
         seeds = list(dict.fromkeys(context.seeds))
@@ -114,7 +115,7 @@ class TresPolicy(Policy):
         if chosen is None:
             return None
         url, x, parent = self.frontier.pop(int(chosen))
-        self.pending = (url, x, parent)
+        self.pending[url] = (x, parent)
         return url
 
     def epsilon(self) -> float:
@@ -143,10 +144,10 @@ class TresPolicy(Policy):
 
     # -- Algorithm 3 and Algorithm 4 lines 13-20 ------------------------------------------------
     def observe(self, observation: Observation) -> None:
-        if self.pending is None or self.pending[0] != observation.url:
+        if observation.url not in self.pending:
             return  # not a URL this policy selected (cannot happen with the engine; be safe)
-        url, x, parent = self.pending
-        self.pending = None
+        url = observation.url
+        x, parent = self.pending.pop(url)
         reward = float(observation.reward)
         page = self.features.add_page(parent, reward)
         if self.mode != "async":
