@@ -132,3 +132,10 @@ def test_strategy_options_reach_the_policy_and_bad_ones_fail_early(tmp_path):
                                 out=tmp_path / "b", strategy_options={"han-async": {"epsilon": 1.0}})
     assert random_like["strategy_options"] == {"han-async": {"epsilon": 1.0}}
     assert base["strategies"][1]["relevant_pages_mean"] != random_like["strategies"][1]["relevant_pages_mean"]
+
+
+def test_demo_command_runs_the_baselines_and_tres(tmp_path):
+    result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path), "--budget", "40", "--runs", "1"])
+    assert result.exit_code == 0, result.output
+    rows = [row["strategy"] for row in json.loads((tmp_path / "summary.json").read_text())["strategies"]]
+    assert rows == ["oracle", "random", "bfs", "best-first", "tres"]

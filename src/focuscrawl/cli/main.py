@@ -223,9 +223,10 @@ def _print_global(result: dict) -> None:
 @app.command()
 def demo(out_dir: Annotated[Path, typer.Option("--out")] = Path("demo-results"),
          budget: int = 200, runs: int = 3) -> None:
-    """A short benchmark on the embedded web: random, bfs, best-first against the oracle."""
-    bench(web="embedded", topic="subject.Science.Biology", strategy="random,bfs,best-first", budget=budget,
-          runs=runs, seeds_per_run="1", global_score=False, options=None, max_per_domain="inf", seed=0, out_dir=out_dir, quiet=False)
+    """A short benchmark on the embedded web: random, bfs, best-first and TRES against the oracle."""
+    bench(web="embedded", topic="subject.Science.Biology", strategy="random,bfs,best-first,tres", budget=budget,
+          runs=runs, seeds_per_run="1", global_score=False, options=None, max_per_domain="inf", seed=0,
+          out_dir=out_dir, quiet=False)
 
 
 # Command groups that live in their own modules register themselves here (each defines register(app)).
