@@ -40,8 +40,9 @@ LOCK_FILE = ".lock"
 
 
 @dataclass
-class CrawlStats:
-    """Live counters of a run (including steps from before a resume), for progress displays."""
+class RunStats:
+    """Live counters of a real crawl run (including steps from before a resume), for progress displays.
+    (The engine's own per-crawl counters are ``focuscrawl.engine.CrawlStats``.)"""
 
     steps: int = 0
     resumed_steps: int = 0
@@ -94,7 +95,7 @@ class Crawler:
             raise ValueError("a crawl needs a run folder (out)")
         self.config = config
         self.out = Path(config.out)
-        self.stats = CrawlStats()
+        self.stats = RunStats()
         self._fetcher = fetcher
         self._driver: CrawlDriver | None = None
         self._stop_requested = 0
@@ -172,7 +173,7 @@ class Crawler:
             engine, inflight = self._prepare_engine(store)
             write_effective_config(self.out, self.config)
             pages, harvest, warc = self._open_outputs(store)
-            self.stats = CrawlStats(steps=store.step_count(), resumed_steps=store.step_count(),
+            self.stats = RunStats(steps=store.step_count(), resumed_steps=store.step_count(),
                                     relevant=harvest.relevant, relevant_domains=len(harvest.domains),
                                     errors=store.db.execute("SELECT COUNT(*) FROM steps WHERE status = 0 OR "
                                                             "status >= 400").fetchone()[0],
