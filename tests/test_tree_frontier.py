@@ -61,7 +61,7 @@ def test_split_in_the_receiving_leaf_and_frontier_samples_follow_the_rules():
     assert tree.add_experience(np.array([0.8, 0.0], dtype=np.float32), 1.0)
     assert tree.n_leaves == 2 and tree.node_feature[0] == 0 and tree.node_threshold[0] == pytest.approx(0.5)
     left, right = tree.node_left[0], tree.node_right[0]
-    members = {leaf: sorted(tree.url_of[i] for i in ids) for leaf, ids in tree.leaf_samples.items()}
+    members = {leaf: sorted(tree.url_of[i] for i in tree.members(leaf).tolist()) for leaf in tree.leaves().tolist()}
     assert members[left] == ["http://a.test/0", "http://a.test/1"]
     assert members[right] == ["http://a.test/2", "http://a.test/3", "http://a.test/4", "http://a.test/5"]
     # New frontier samples are routed by the same rule.
@@ -127,7 +127,7 @@ def test_one_representative_per_nonempty_leaf_and_determinism():
 
     tree = build(5)
     reps = tree.representatives()
-    nonempty = [leaf for leaf, ids in tree.leaf_samples.items() if ids]
+    nonempty = [leaf for leaf in tree.leaves().tolist() if tree.members(leaf).size]
     assert len(reps) == len(nonempty) and sorted(tree.leaf_of[reps].tolist()) == sorted(nonempty)
     assert len(set(reps.tolist())) == len(reps)
     again = build(5)
@@ -153,3 +153,33 @@ def test_small_and_batched_routing_agree_on_a_deep_tree():
 def test_bucketing():
     assert bucket([0.0, 0.05, 0.1, 0.29999, 0.3, 2 / 3, 0.99, 1.0]).tolist() == pytest.approx(
         [0.0, 0.01, 0.1, 0.2, 0.3, 0.6, 0.9, 1.0])
+
+
+def test_leaf_blocks_survive_churn_growth_and_compaction():
+    """Inserts, removals, host re-routing and splits in random order: every index stays consistent and the
+    id pool is compacted instead of growing without bound."""
+    rng = np.random.default_rng(11)
+    tree = _tree(n_features=3, seed=2, min_samples_leaf=2)
+    hosts = [f"h{k}.test" for k in range(7)]
+    live: set[str] = set()
+    counter = 0
+    for step in range(600):
+        n = int(rng.integers(0, 12))
+        urls = [f"http://x.test/{counter + k}" for k in range(n)]
+        counter += n
+        tree.add(urls, rng.random((n, 3), dtype=np.float32), [hosts[int(h)] for h in rng.integers(0, 7, n)], [0] * n)
+        live.update(urls)
+        for url in rng.choice(sorted(live), size=min(len(live), int(rng.integers(0, 8))), replace=False).tolist():
+            assert tree.remove(url)
+            live.discard(url)
+        x = rng.random(3, dtype=np.float32)
+        tree.add_experience(x, float(rng.random() < x[0]))
+        if step % 10 == 0:
+            tree.update_host(hosts[int(rng.integers(0, 7))], slice(2, 3), [float(rng.random())])
+        if step % 50 == 0:
+            tree.check()
+            reps = tree.representatives()
+            assert all(tree.url_of[i] in live for i in reps.tolist())
+    tree.check()
+    assert tree.splits > 10 and len(tree) == len(live)
+    assert tree.pool_end <= 4 * len(tree) + 64 * tree.n_leaves  # garbage is reclaimed

@@ -21,8 +21,12 @@ vectorised comparison.
 
 Storage. Frontier samples live in one growable feature matrix, addressed by a sample id (rows are recycled
 through a free list, so memory follows the frontier size, not the number of URLs ever discovered). Each leaf
-keeps a Python list of its sample ids; ``leaf_of[id]`` and ``pos_of[id]`` locate a sample in its leaf, so
-removal is an O(1) swap-remove, and uniform sampling from a leaf is one random index. ``url -> id`` and
+owns a block of one shared id pool, ``pool[start : start + size]`` with spare capacity that doubles when full
+(the old block becomes garbage, reclaimed by an occasional compaction); ``leaf_of[id]`` and ``pos_of[id]``
+locate a sample in its leaf, so removal is an O(1) swap-remove, and uniform sampling from a leaf is one
+random index. Blocks rather than a list per leaf because Algorithm 2 draws from *every* leaf at every step:
+with blocks that is three numpy gathers, with lists a Python-level pass over thousands of leaves that
+dominated a decision at a million URLs. ``url -> id`` and
 ``host -> ids`` indexes make removing a fetched URL O(1) and removing a capped host O(its samples).
 
 Features that change over time (the web-domain features of a host) are handled by ``update_host``: the new
@@ -46,6 +50,8 @@ import numpy as np
 
 # Up to this many rows are routed one by one in Python rather than level by level in numpy.
 SMALL_BATCH = 64
+# Slots a leaf's block starts with.
+MIN_BLOCK = 8
 
 class TreeFrontier:
     def __init__(self, n_features: int, rng: np.random.Generator, *, max_depth: int = 18,
@@ -63,8 +69,18 @@ class TreeFrontier:
         self.node_right: list[int] = [-1]
         self.node_depth: list[int] = [0]
         self._node_arrays: tuple[np.ndarray, ...] | None = None
-        self.leaf_samples: dict[int, list[int]] = {0: []}
+        # The leaves, in creation order (= ascending node id), with their experience sample indexes.
         self.leaf_experience: dict[int, list[int]] = {0: []}
+        self._leaf_ids: np.ndarray | None = None
+        # Frontier sample ids per leaf: blocks of one pool, described per node id.
+        self.pool = np.zeros(capacity, dtype=np.int64)
+        self.pool_end = 0
+        self.pool_garbage = 0
+        self.leaf_start = np.zeros(64, dtype=np.int64)
+        self.leaf_size = np.zeros(64, dtype=np.int64)
+        self.leaf_cap = np.zeros(64, dtype=np.int64)
+        self.leaf_start[0] = self._allocate(MIN_BLOCK)
+        self.leaf_cap[0] = MIN_BLOCK
         # Frontier sample store.
         self.X = np.zeros((capacity, n_features), dtype=np.float32)
         self.leaf_of = np.full(capacity, -1, dtype=np.int32)
@@ -91,7 +107,62 @@ class TreeFrontier:
 
     @property
     def n_leaves(self) -> int:
-        return len(self.leaf_samples)
+        return len(self.leaf_experience)
+
+    def leaves(self) -> np.ndarray:
+        """Node ids of the leaves, ascending (which is creation order)."""
+        if self._leaf_ids is None:
+            self._leaf_ids = np.fromiter(self.leaf_experience, dtype=np.int64, count=len(self.leaf_experience))
+            self._leaf_ids.sort()
+        return self._leaf_ids
+
+    def members(self, leaf: int) -> np.ndarray:
+        """The frontier sample ids of a leaf, in their in-leaf order (a copy)."""
+        start = int(self.leaf_start[leaf])
+        return self.pool[start:start + int(self.leaf_size[leaf])].copy()
+
+    # -- the id pool ----------------------------------------------------------------------------
+    def _allocate(self, cap: int) -> int:
+        """Start of a fresh block of ``cap`` slots at the end of the pool (compacting or growing it first)."""
+        if self.pool_end + cap > len(self.pool):
+            if self.pool_garbage * 2 >= len(self.pool):
+                self._compact()
+            size = len(self.pool)
+            while self.pool_end + cap > size:
+                size *= 2
+            if size > len(self.pool):
+                self.pool = np.concatenate([self.pool, np.zeros(size - len(self.pool), dtype=np.int64)])
+        start = self.pool_end
+        self.pool_end += cap
+        return start
+
+    def _compact(self) -> None:
+        """Copy the live blocks to a fresh pool, in leaf order, dropping garbage (amortised O(1) per slot)."""
+        pool = np.zeros(len(self.pool), dtype=np.int64)
+        offset = 0
+        for leaf in self.leaves().tolist():
+            start, size, cap = int(self.leaf_start[leaf]), int(self.leaf_size[leaf]), int(self.leaf_cap[leaf])
+            pool[offset:offset + size] = self.pool[start:start + size]
+            self.leaf_start[leaf] = offset
+            offset += cap
+        self.pool, self.pool_end, self.pool_garbage = pool, offset, 0
+
+    def _append(self, leaf: int, i: int) -> None:
+        size = int(self.leaf_size[leaf])
+        if size == self.leaf_cap[leaf]:
+            self._place(leaf, self.members(leaf), max(MIN_BLOCK, 2 * size))
+        self.pool[self.leaf_start[leaf] + size] = i
+        self.pos_of[i] = size
+        self.leaf_size[leaf] = size + 1
+
+    def _place(self, leaf: int, ids: np.ndarray, cap: int) -> None:
+        """Give a leaf a new block of ``cap`` slots holding ``ids``; its old block becomes garbage."""
+        self.pool_garbage += int(self.leaf_cap[leaf])
+        self.leaf_cap[leaf] = 0  # so that a compaction inside _allocate skips the old block
+        self.leaf_size[leaf] = 0
+        start = self._allocate(cap)
+        self.pool[start:start + len(ids)] = ids
+        self.leaf_start[leaf], self.leaf_size[leaf], self.leaf_cap[leaf] = start, len(ids), cap
 
     # -- routing --------------------------------------------------------------------------------
     def route_one(self, x: np.ndarray) -> int:
@@ -165,9 +236,7 @@ class TreeFrontier:
         leaves = self.route(X)
         self.leaf_of[ids] = leaves
         for i, url, host, leaf in zip(ids.tolist(), urls, hosts, leaves.tolist()):
-            members = self.leaf_samples[leaf]
-            self.pos_of[i] = len(members)
-            members.append(i)
+            self._append(leaf, i)
             self.url_of[i] = url
             self.id_of_url[url] = i
             hid = self._host_id(host)
@@ -175,13 +244,15 @@ class TreeFrontier:
             self.host_samples[hid].add(i)
 
     def _detach(self, i: int) -> None:
-        """Swap-remove sample i from its leaf list (O(1))."""
-        members = self.leaf_samples[int(self.leaf_of[i])]
-        position = int(self.pos_of[i])
-        last = members.pop()
+        """Swap-remove sample i from its leaf's block (O(1))."""
+        leaf = int(self.leaf_of[i])
+        start, last_position = int(self.leaf_start[leaf]), int(self.leaf_size[leaf]) - 1
+        last = int(self.pool[start + last_position])
         if last != i:
-            members[position] = last
+            position = int(self.pos_of[i])
+            self.pool[start + position] = last
             self.pos_of[last] = position
+        self.leaf_size[leaf] = last_position
 
     def _remove_id(self, i: int) -> None:
         self._detach(i)
@@ -231,9 +302,7 @@ class TreeFrontier:
         moved = ids[new_leaves != self.leaf_of[ids]]
         for i, leaf in zip(moved.tolist(), new_leaves[new_leaves != self.leaf_of[ids]].tolist()):
             self._detach(i)
-            members = self.leaf_samples[leaf]
-            self.pos_of[i] = len(members)
-            members.append(i)
+            self._append(leaf, i)
             self.leaf_of[i] = leaf
         return len(moved)
 
@@ -304,50 +373,62 @@ class TreeFrontier:
         self.node_threshold[leaf] = float(np.float32(threshold))
         self.node_left[leaf], self.node_right[leaf] = left, right
         self._node_arrays = None
+        if right >= len(self.leaf_start):
+            grow = len(self.leaf_start)
+            self.leaf_start, self.leaf_size, self.leaf_cap = (np.concatenate([a, np.zeros(grow, dtype=np.int64)])
+                                                              for a in (self.leaf_start, self.leaf_size, self.leaf_cap))
         experience = np.asarray(self.leaf_experience.pop(leaf), dtype=np.int64)
         goes_left = self.EX[experience, feature] < np.float32(threshold)
         self.leaf_experience[left] = experience[goes_left].tolist()
         self.leaf_experience[right] = experience[~goes_left].tolist()
-        ids = np.asarray(self.leaf_samples.pop(leaf), dtype=np.int64)
+        ids = self.members(leaf)
+        self.pool_garbage += int(self.leaf_cap[leaf])
+        self.leaf_size[leaf] = self.leaf_cap[leaf] = 0
+        self._leaf_ids = None
         goes_left = self.X[ids, feature] < np.float32(threshold)
         for child, members in ((left, ids[goes_left]), (right, ids[~goes_left])):
             self.leaf_of[members] = child
             self.pos_of[members] = np.arange(len(members))
-            self.leaf_samples[child] = members.tolist()
+            self._place(child, members, max(MIN_BLOCK, 2 * len(members)))
         self.splits += 1
         return left, right
 
     # -- sampling (Algorithm 2) -----------------------------------------------------------------
     def representatives(self) -> np.ndarray:
         """One uniformly drawn frontier sample id per non-empty leaf (leaf order is creation order)."""
-        lists = list(filter(None, self.leaf_samples.values()))  # C-level loops: this runs every step
-        if not lists:
+        leaves = self.leaves()
+        sizes = self.leaf_size[leaves]
+        nonempty = sizes > 0
+        if not nonempty.all():
+            leaves, sizes = leaves[nonempty], sizes[nonempty]
+        if not leaves.size:
             return np.zeros(0, dtype=np.int64)
-        draws = self.rng.random(len(lists))
-        sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-        picks = (draws * sizes).astype(np.int64).tolist()  # floor(u * size), as int() would
-        return np.fromiter(map(list.__getitem__, lists, picks), dtype=np.int64, count=len(lists))
+        picks = (self.rng.random(len(leaves)) * sizes).astype(np.int64)  # floor(u * size)
+        return self.pool[self.leaf_start[leaves] + picks]
 
     def random_sample(self) -> int | None:
         """Tree-Random: a uniformly random non-empty leaf, then a uniformly random sample in it."""
-        lists = list(filter(None, self.leaf_samples.values()))
-        if not lists:
+        leaves = self.leaves()
+        leaves = leaves[self.leaf_size[leaves] > 0]
+        if not leaves.size:
             return None
-        members = lists[int(self.rng.integers(len(lists)))]
-        return members[int(self.rng.integers(len(members)))]
+        leaf = int(leaves[int(self.rng.integers(len(leaves)))])
+        return int(self.pool[self.leaf_start[leaf] + int(self.rng.integers(int(self.leaf_size[leaf])))])
 
     def all_samples(self) -> np.ndarray:
         """Every frontier sample id (the synchronous method scores them all)."""
-        if len(self.leaf_samples) == 1:
-            return np.asarray(next(iter(self.leaf_samples.values())), dtype=np.int64)
-        return np.concatenate([np.asarray(m, dtype=np.int64) for m in self.leaf_samples.values()])
+        return np.concatenate([self.members(leaf) for leaf in self.leaves().tolist()])
 
     def check(self) -> None:
         """Consistency of every index (for tests): leaf lists, positions, url and host maps agree."""
         seen = 0
-        for leaf, members in self.leaf_samples.items():
+        assert 0 <= self.pool_garbage <= self.pool_end <= len(self.pool)
+        blocks = sorted((int(self.leaf_start[leaf]), int(self.leaf_cap[leaf])) for leaf in self.leaves().tolist())
+        assert all(s1 + c1 <= s2 for (s1, c1), (s2, _) in zip(blocks, blocks[1:])), "overlapping leaf blocks"
+        for leaf in self.leaves().tolist():
             assert self.node_feature[leaf] < 0, "samples stored in an inner node"
-            for position, i in enumerate(members):
+            assert self.leaf_size[leaf] <= self.leaf_cap[leaf]
+            for position, i in enumerate(self.members(leaf).tolist()):
                 assert self.leaf_of[i] == leaf and self.pos_of[i] == position
                 assert self.id_of_url[self.url_of[i]] == i
                 assert self.route_one(self.X[i]) == leaf, "sample not in the leaf its features route to"
