@@ -137,5 +137,6 @@ def test_strategy_options_reach_the_policy_and_bad_ones_fail_early(tmp_path):
 def test_demo_command_runs_the_baselines_and_tres(tmp_path):
     result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path), "--budget", "40", "--runs", "1"])
     assert result.exit_code == 0, result.output
-    rows = [row["strategy"] for row in json.loads((tmp_path / "summary.json").read_text())["strategies"]]
-    assert rows == ["oracle", "random", "bfs", "best-first", "tres"]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert [row["strategy"] for row in summary["strategies"]] == ["oracle", "random", "bfs", "best-first", "tres"]
+    assert len(summary["word_vectors"]) == 1 and len(summary["word_vectors"][0]) == 16  # TRES used them

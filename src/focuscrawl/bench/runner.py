@@ -18,6 +18,7 @@ import numpy as np
 from focuscrawl.bench.protocol import BenchTopic, load_topic
 from focuscrawl.engine import CrawlEngine, DomainCap
 from focuscrawl.strategies import STRATEGIES, CrawlContext, make_policy
+from focuscrawl.topic.embeddings import loaded_vectors_fingerprints
 from focuscrawl.topic.models import train_relevance_model
 from focuscrawl.topic.relevance import MemoizedRelevance
 from focuscrawl.types import StepEvent
@@ -175,6 +176,7 @@ def run_benchmark(
         "seed": seed,
         "keywords": topic.inputs.keywords,
         "strategy_options": strategy_options,
+        "word_vectors": loaded_vectors_fingerprints(),
         "strategies": summarize(results, order),
     }
     out = Path(out)

@@ -21,6 +21,7 @@ A phrase (several words) gets the mean of its non-stopword words' vectors.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -106,6 +107,9 @@ class WordVectors:
         from tokenizers import Tokenizer
 
         self.directory = Path(directory)
+        # Identifies these exact vectors in benchmark summaries: they are built locally, and a different CPU
+        # can round the distillation differently, which changes keyword sets and classifiers a little.
+        self.fingerprint = hashlib.sha256((self.directory / "model.safetensors").read_bytes()).hexdigest()[:16]
         self.matrix = load_file(str(self.directory / "model.safetensors"))["embeddings"].astype(np.float32)
         self.tokenizer = Tokenizer.from_file(str(self.directory / "tokenizer.json"))
         self.dim = int(self.matrix.shape[1])
@@ -183,3 +187,8 @@ def load_word_vectors(directory: Path | None = None, build: bool = True) -> Word
             build_word_vectors(directory)
         _LOADED[directory] = WordVectors(directory)
     return _LOADED[directory]
+
+
+def loaded_vectors_fingerprints() -> list[str]:
+    """Fingerprints of the word vectors this process has loaded (empty if no strategy needed them)."""
+    return sorted({vectors.fingerprint for vectors in _LOADED.values()})
