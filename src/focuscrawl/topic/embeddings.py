@@ -21,6 +21,7 @@ A phrase (several words) gets the mean of its non-stopword words' vectors.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -107,9 +108,6 @@ class WordVectors:
         from tokenizers import Tokenizer
 
         self.directory = Path(directory)
-        # Identifies these exact vectors in benchmark summaries: they are built locally, and a different CPU
-        # can round the distillation differently, which changes keyword sets and classifiers a little.
-        self.fingerprint = hashlib.sha256((self.directory / "model.safetensors").read_bytes()).hexdigest()[:16]
         self.matrix = load_file(str(self.directory / "model.safetensors"))["embeddings"].astype(np.float32)
         self.tokenizer = Tokenizer.from_file(str(self.directory / "tokenizer.json"))
         self.dim = int(self.matrix.shape[1])
@@ -119,6 +117,12 @@ class WordVectors:
         self._index = {tok: i for tok, i in vocab.items() if tok.isalpha() and len(tok) > 1 and i < len(self.matrix)}
         self.vocabulary: list[str] = sorted(self._index)
         self._oov: dict[str, np.ndarray | None] = {}
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """Identifies these exact vectors in benchmark summaries: they are built locally, and a different CPU
+        can round the distillation differently, which changes keyword sets and classifiers a little."""
+        return hashlib.sha256((self.directory / "model.safetensors").read_bytes()).hexdigest()[:16]
 
     def __contains__(self, word: str) -> bool:
         """True when ``word`` has a vector of its own (not composed from sub-word pieces)."""

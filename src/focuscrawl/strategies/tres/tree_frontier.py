@@ -155,11 +155,14 @@ class TreeFrontier:
         self.pos_of[i] = size
         self.leaf_size[leaf] = size + 1
 
+    def _release(self, leaf: int) -> None:
+        """Turn a leaf's block into garbage (its ids must have been copied out first)."""
+        self.pool_garbage += int(self.leaf_cap[leaf])
+        self.leaf_size[leaf] = self.leaf_cap[leaf] = 0
+
     def _place(self, leaf: int, ids: np.ndarray, cap: int) -> None:
         """Give a leaf a new block of ``cap`` slots holding ``ids``; its old block becomes garbage."""
-        self.pool_garbage += int(self.leaf_cap[leaf])
-        self.leaf_cap[leaf] = 0  # so that a compaction inside _allocate skips the old block
-        self.leaf_size[leaf] = 0
+        self._release(leaf)  # first, so that a compaction inside _allocate drops the old block
         start = self._allocate(cap)
         self.pool[start:start + len(ids)] = ids
         self.leaf_start[leaf], self.leaf_size[leaf], self.leaf_cap[leaf] = start, len(ids), cap
@@ -382,8 +385,7 @@ class TreeFrontier:
         self.leaf_experience[left] = experience[goes_left].tolist()
         self.leaf_experience[right] = experience[~goes_left].tolist()
         ids = self.members(leaf)
-        self.pool_garbage += int(self.leaf_cap[leaf])
-        self.leaf_size[leaf] = self.leaf_cap[leaf] = 0
+        self._release(leaf)
         self._leaf_ids = None
         goes_left = self.X[ids, feature] < np.float32(threshold)
         for child, members in ((left, ids[goes_left]), (right, ids[~goes_left])):
