@@ -30,10 +30,12 @@ def main() -> None:
     parser.add_argument("--models", default="kwbilstm,svm,tfidf")
     parser.add_argument("--link-pages", type=int, default=600, help="pages whose links are sampled for the anchor AUC")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--irrelevant", type=int, default=None, help="irrelevant example texts (default: the protocol's)")
     args = parser.parse_args()
 
     web = OfflineWeb(args.web)
-    topic = load_topic(web, args.topic, seed=args.seed)
+    extra = {} if args.irrelevant is None else {"examples_irrelevant": args.irrelevant}
+    topic = load_topic(web, args.topic, seed=args.seed, **extra)
     urls = [r.url for r in web.records() if r.status == 200]
     texts = web.texts(urls)
     relevant = np.array([u in topic.truth.relevant for u in urls])

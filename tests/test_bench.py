@@ -52,6 +52,17 @@ def test_seeds_and_examples_are_deterministic_and_relevant():
     assert not any(text.startswith("http") for text in a.inputs.example_texts)
 
 
+def test_the_number_of_irrelevant_examples_is_an_option(tmp_path):
+    web = OfflineWeb(embedded_web_dir())
+    few = load_topic(web, "subject.Science.Biology", examples_irrelevant=30).inputs
+    assert few.example_labels.count(0) == 30
+    assert few.example_labels.count(1) == load_topic(web, "subject.Science.Biology").inputs.example_labels.count(1)
+    result = CliRunner().invoke(app, ["bench", "--strategy", "bfs", "--budget", "20", "--runs", "1",
+                                      "--examples-irrelevant", "30", "--out", str(tmp_path / "b"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "b" / "summary.json").read_text())["examples"]["irrelevant"] == 30
+
+
 def test_train_hosts_are_kept_out_of_seeds(tmp_path):
     with WebWriter(tmp_path / "w", {"name": "split", "topic_defaults": {"train_host_pattern": r"train\.test$"}}) as w:
         for host in ("train.test", "crawl.test"):

@@ -93,12 +93,12 @@ def test_keyword_matching_on_word_boundaries():
         1.0, 0.0, 1.0, 0.0]
 
 
-def _crawl(web_dir, strategy, budget=25, seed=1, cap=None):
+def _crawl(web_dir, strategy, budget=25, seed=1, cap=None, **options):
     web = OfflineWeb(web_dir)
     topic = load_topic(web, "topic.birds")
     clf = TfidfRelevanceModel().fit(topic.inputs.example_texts, topic.inputs.example_labels)
     events = []
-    policy = make_policy(strategy, explore_steps=3, batch_size=8)
+    policy = make_policy(strategy, explore_steps=3, batch_size=8, **options)
     engine = CrawlEngine(policy, clf, budget=budget, max_per_domain=cap, judge=topic.truth, sinks=[events.append])
     engine.start(CrawlContext(topic=topic.inputs, classifier=clf, seeds=["http://birds.test/b0"], budget=budget,
                               seed=seed))
@@ -131,3 +131,34 @@ def test_host_cap_empties_the_hosts_frontier(tiny_web):
 def test_tres_exhausts_the_tiny_web(tiny_web):
     _, events = _crawl(tiny_web, "tres", budget=1000)
     assert len(events) == 35  # 25 pages + 10 dead links, each fetched once
+
+
+def test_anchor_model_is_trained_on_the_topic_examples_not_taken_from_the_reward(tiny_web):
+    from focuscrawl.topic.svm import SvmRelevanceModel
+
+    policy, events = _crawl(tiny_web, "tres", anchor_model="svm")
+    anchor = policy.features.classifier
+    assert isinstance(anchor, SvmRelevanceModel), "the anchor feature uses its own model"
+    topic = load_topic(OfflineWeb(tiny_web), "topic.birds").inputs
+    reference = SvmRelevanceModel(seed=1).fit(topic.example_texts, topic.example_labels)
+    texts = ["birds and their nests", "stock market prices"]
+    assert anchor.predict_proba(texts).tolist() == pytest.approx(reference.predict_proba(texts).tolist())
+    _, again = _crawl(tiny_web, "tres", anchor_model="svm")
+    assert [e.url for e in again] == [e.url for e in events], "same seed, same crawl"
+    reward_policy, _ = _crawl(tiny_web, "tres", anchor_model="reward")
+    assert isinstance(reward_policy.features.classifier, TfidfRelevanceModel), "'reward' keeps the paper's choice"
+    with pytest.raises(ValueError, match="anchor_model must be"):
+        make_policy("tres", anchor_model="nonsense")
+
+
+def test_target_network_is_a_copy_not_an_alias():
+    agent = DDQN(3, DDQNConfig(batch_size=4), seed=0)
+    for i in range(8):
+        agent.replay.add(np.array([i % 2, 0.0, 1.0], dtype=np.float32), float(i % 2))
+    before = agent.target.flat.copy()
+    agent.train_step()
+    assert not np.array_equal(agent.online.flat, before), "a training step moves the online weights"
+    assert np.array_equal(agent.target.flat, before), "and not the target's"
+    agent.target.copy_from(agent.online)
+    assert np.array_equal(agent.target.flat, agent.online.flat)
+    assert all(np.shares_memory(p, agent.target.flat) for p in agent.target.params), "params stay views"

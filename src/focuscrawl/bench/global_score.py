@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from focuscrawl.bench.protocol import EXAMPLES_IRRELEVANT
 from focuscrawl.bench.runner import run_benchmark
 
 
@@ -66,6 +67,7 @@ def run_global(
     resolve: Callable[[str], str | Path] = lambda w: w,
     progress: Callable[[str], None] | None = None,
     strategy_options: dict[str, dict] | None = None,
+    examples_irrelevant: int = EXAMPLES_IRRELEVANT,
 ) -> dict:
     """Benchmark every target (each in its own sub-folder of ``out``) and combine them into global scores."""
     if len(targets) < 1:
@@ -78,7 +80,7 @@ def run_global(
         summary = run_benchmark(resolve(target.web), target.topic, strategies, budget=budget, runs=runs,
                                 out=out / f"{i:02d}-{target.slug}", seeds_per_run=target.seeds_per_run,
                                 max_per_domain=max_per_domain, seed=seed, progress=progress,
-                                strategy_options=strategy_options)
+                                strategy_options=strategy_options, examples_irrelevant=examples_irrelevant)
         per_target.append(summary)
     result = combine(per_target, budget=budget, runs=runs, max_per_domain=max_per_domain, seed=seed)
     (out / "global.json").write_text(json.dumps(result, indent=2) + "\n")

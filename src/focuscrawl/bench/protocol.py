@@ -74,7 +74,14 @@ def topic_keywords(topic: str, all_labels: set[str]) -> list[str]:
     return keywords
 
 
-def load_topic(web: OfflineWeb, topic: str, seed: int = 0) -> BenchTopic:
+def load_topic(
+    web: OfflineWeb,
+    topic: str,
+    seed: int = 0,
+    *,
+    examples_relevant: int = EXAMPLES_RELEVANT,
+    examples_irrelevant: int = EXAMPLES_IRRELEVANT,
+) -> BenchTopic:
     labels = web.labels()
     all_labels = {label for text in labels.values() for label in split_labels(text)}
     relevant = frozenset(url for url, text in labels.items() if label_matches(text, topic))
@@ -100,8 +107,8 @@ def load_topic(web: OfflineWeb, topic: str, seed: int = 0) -> BenchTopic:
         raise TopicError(f"topic {topic!r} has no relevant page with outlinks to start a crawl from")
 
     rng = random.Random(f"{seed}:{topic}:examples")
-    positives = rng.sample(train_pos, min(EXAMPLES_RELEVANT, len(train_pos)))
-    negatives = rng.sample(train_neg, min(EXAMPLES_IRRELEVANT, len(train_neg)))
+    positives = rng.sample(train_pos, min(examples_relevant, len(train_pos)))
+    negatives = rng.sample(train_neg, min(examples_irrelevant, len(train_neg)))
     texts, example_labels = [], []
     for urls, label in ((positives, 1), (negatives, 0)):
         for text in web.texts(urls):

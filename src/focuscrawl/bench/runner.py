@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from focuscrawl.bench.protocol import BenchTopic, load_topic
+from focuscrawl.bench.protocol import EXAMPLES_IRRELEVANT, BenchTopic, load_topic
 from focuscrawl.engine import CrawlEngine, DomainCap
 from focuscrawl.strategies import STRATEGIES, CrawlContext, make_policy
 from focuscrawl.topic.embeddings import loaded_vectors_fingerprints
@@ -127,20 +127,22 @@ def run_benchmark(
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
     strategy_options: dict[str, dict] | None = None,
+    examples_irrelevant: int = EXAMPLES_IRRELEVANT,
 ) -> dict:
     """Run every strategy ``runs`` times on ``topic_label`` and write the summary files into ``out``.
 
     ``strategy_options`` maps a strategy name to keyword arguments for its constructor (hyper-parameters).
+    ``examples_irrelevant`` is how many irrelevant example texts the topic gets (all strategies alike).
     """
     strategy_options = strategy_options or {}
     unknown = [s for s in [*strategies, *strategy_options] if s not in STRATEGIES]
     if unknown:
         raise KeyError(f"unknown strategy {', '.join(unknown)}; known: {', '.join(sorted(STRATEGIES))}")
-    if budget <= 0 or runs <= 0 or seeds_per_run <= 0:
-        raise ValueError("budget, runs and seeds-per-run must be positive")
+    if budget <= 0 or runs <= 0 or seeds_per_run <= 0 or examples_irrelevant <= 0:
+        raise ValueError("budget, runs, seeds-per-run and examples-irrelevant must be positive")
     cap = DomainCap.parse(max_per_domain)
     web = OfflineWeb(web_dir)
-    topic = load_topic(web, topic_label, seed=seed)
+    topic = load_topic(web, topic_label, seed=seed, examples_irrelevant=examples_irrelevant)
     for name, options in strategy_options.items():  # fail before hours of crawling, not in the middle
         try:
             make_policy(name, judge=topic.truth, **options)
@@ -175,6 +177,8 @@ def run_benchmark(
         "max_per_domain": str(cap),
         "seed": seed,
         "keywords": topic.inputs.keywords,
+        "examples": {"relevant": sum(topic.inputs.example_labels),
+                     "irrelevant": len(topic.inputs.example_labels) - sum(topic.inputs.example_labels)},
         "strategy_options": strategy_options,
         "word_vectors": loaded_vectors_fingerprints(),
         "strategies": summarize(results, order),

@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from focuscrawl.bench.protocol import TopicError
+from focuscrawl.bench.protocol import EXAMPLES_IRRELEVANT, TopicError
 from focuscrawl.web.store import WebFormatError
 
 app = typer.Typer(help="focuscrawl: a focused web crawler that learns where to go.", no_args_is_help=True,
@@ -167,6 +167,8 @@ def bench(
                                                                 "score: geometric mean of per-web oracle ratios")] = False,
     options: Annotated[list[str] | None, typer.Option("--set", "-s", help="strategy hyper-parameter: "
                                                       "STRATEGY.KEY=VALUE, e.g. tres.gamma=0 (repeatable)")] = None,
+    examples_irrelevant: Annotated[int, typer.Option(help="irrelevant example texts the topic's classifiers train on "
+                                                          "(all strategies alike)")] = EXAMPLES_IRRELEVANT,
     quiet: bool = False,
 ) -> None:
     """Run strategies K times on one topic and write summary.json, summary.md and harvest.png."""
@@ -179,7 +181,8 @@ def bench(
         targets = _run(lambda: parse_targets(web, topic, seeds_per_run))
         result = _run(lambda: run_global(targets, names, budget=budget, runs=runs, out=out_dir,
                                          max_per_domain=max_per_domain, seed=seed, resolve=resolve_web,
-                                         progress=progress, strategy_options=strategy_options))
+                                         progress=progress, strategy_options=strategy_options,
+                                         examples_irrelevant=examples_irrelevant))
         _print_global(result)
         out.print(f"results in {out_dir}/ (global.json, global.md, one folder per web)")
         return
@@ -189,7 +192,8 @@ def bench(
         fail(f"--seeds-per-run must be a positive integer, got {seeds_per_run!r}")
     summary = _run(lambda: run_benchmark(
         resolve_web(web), topic, names, budget=budget, runs=runs, out=out_dir, seeds_per_run=int(seeds_per_run),
-        max_per_domain=max_per_domain, seed=seed, progress=progress, strategy_options=strategy_options))
+        max_per_domain=max_per_domain, seed=seed, progress=progress, strategy_options=strategy_options,
+        examples_irrelevant=examples_irrelevant))
     _print_summary(summary)
     out.print(f"results in {out_dir}/ (summary.json, summary.md, harvest.png)")
 
@@ -226,7 +230,7 @@ def demo(out_dir: Annotated[Path, typer.Option("--out")] = Path("demo-results"),
     """A short benchmark on the embedded web: random, bfs, best-first and TRES against the oracle."""
     bench(web="embedded", topic="subject.Science.Biology", strategy="random,bfs,best-first,tres", budget=budget,
           runs=runs, seeds_per_run="1", global_score=False, options=None, max_per_domain="inf", seed=0,
-          out_dir=out_dir, quiet=False)
+          out_dir=out_dir, examples_irrelevant=EXAMPLES_IRRELEVANT, quiet=False)
 
 
 # Command groups that live in their own modules register themselves here (each defines register(app)).

@@ -27,6 +27,10 @@ Choices where the papers leave room (documented here; the numeric ones are const
   one update per step, target sync every 100 steps, replay 20,000, hidden layers 30 and 15 (authors' code),
   tree depth <= 18 and >= 5 experience samples per child (authors' code).
 - Dead ends (non-200 pages) are ordinary experience with reward 0.
+- ``anchor_prob`` comes from the reward classifier (arXiv 3.5: KwBiLSTM) unless ``anchor_model`` names
+  another model of ``focuscrawl.topic.models`` (the journal: "the classifier (e.g. a BiLSTM)"), trained on the
+  same example texts; ``a+b`` averages their probabilities. Which anchor model wins depends on the topic
+  (docs/results.md, the anchor ablation).
 
 Variants (registered below): ``tres``; ``tree-random`` (a random leaf, then a random sample; no network);
 ``tres-async`` (Han et al.'s asynchronous method instead of the tree: each new outlink is scored once when
@@ -45,7 +49,7 @@ from threadpoolctl import threadpool_limits
 
 from focuscrawl.strategies.base import CrawlContext, Policy
 from focuscrawl.strategies.tres.ddqn import DDQN, DDQNConfig, epsilon_at
-from focuscrawl.strategies.tres.features import HUB, FeatureBuilder, url_words
+from focuscrawl.strategies.tres.features import HUB, FeatureBuilder, MeanRelevance, anchor_classifier_for, url_words
 from focuscrawl.strategies.tres.tree_frontier import TreeFrontier
 from focuscrawl.types import Observation
 from focuscrawl.urls import domain_of
@@ -62,8 +66,17 @@ class TresPolicy(Policy):
                  batch_size: int = 64, target_sync: int = 100, replay_size: int = 20_000, train_every: int = 1,
                  hidden1: int = 30, hidden2: int = 15, max_next: int = 64, explore_steps: int = 30,
                  eps_start: float = 0.1, eps_end: float = 0.01, eps_decay_steps: int = 300,
-                 max_depth: int = 18, min_samples_leaf: int = 5, min_gain: float = 0.0):
+                 max_depth: int = 18, min_samples_leaf: int = 5, min_gain: float = 0.0,
+                 anchor_model: str | None = None):
         self.hub_features = self.default_hub_features if hub_features is None else hub_features
+        from focuscrawl.topic.models import RELEVANCE_MODELS
+
+        names = (anchor_model or "reward").split("+")
+        unknown = [n for n in names if n != "reward" and n not in RELEVANCE_MODELS]
+        if unknown or not all(names):
+            raise ValueError(f"anchor_model must be 'reward' or one of {', '.join(sorted(RELEVANCE_MODELS))} "
+                             f"(several joined by '+' are averaged), got {anchor_model!r}")
+        self.anchor_model = anchor_model
         self.config = DDQNConfig(lr=lr, gamma=gamma, batch_size=batch_size, target_sync=target_sync,
                                  replay_size=replay_size, train_every=train_every, hidden1=hidden1,
                                  hidden2=hidden2, max_next=max_next)
@@ -77,7 +90,10 @@ class TresPolicy(Policy):
         # their spin-waits made a training step several times slower. Process-wide, as BLAS settings are.
         threadpool_limits(1, "blas")
         self.rng = np.random.default_rng([context.seed, 1])
-        self.features = FeatureBuilder(context, hub_features=self.hub_features)
+        models = [context.classifier if name == "reward" else anchor_classifier_for(context, name)
+                  for name in (self.anchor_model or "reward").split("+")]
+        anchor_classifier = models[0] if len(models) == 1 else MeanRelevance(models)
+        self.features = FeatureBuilder(context, hub_features=self.hub_features, classifier=anchor_classifier)
         flat = self.mode in ("sync", "async")
         self.frontier = TreeFrontier(self.features.n_features, np.random.default_rng([context.seed, 2]),
                                      max_depth=0 if flat else self.max_depth,

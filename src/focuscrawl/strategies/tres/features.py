@@ -41,6 +41,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from focuscrawl.strategies.base import CrawlContext
+from focuscrawl.topic.relevance import RelevanceModel
 
 FEATURES = ("parent_reward", "inv_distance", "path_ratio", "kw_url", "kw_anchor", "anchor_prob",
             "domain_ratio", "domain_known")
@@ -68,6 +69,32 @@ def get_keywords(context: CrawlContext) -> list[str]:
     if key not in _KEYWORD_CACHE:
         _KEYWORD_CACHE[key] = list(expand_keywords(topic).all)
     return _KEYWORD_CACHE[key]
+
+
+_ANCHOR_MODEL_CACHE: dict[tuple, RelevanceModel] = {}
+
+
+def anchor_classifier_for(context: CrawlContext, name: str) -> RelevanceModel:
+    """The named relevance model (``focuscrawl.topic.models``) trained on the topic's example texts, for the
+    ``anchor_prob`` feature when it is not the reward classifier. Trained once per topic, seed and process."""
+    from focuscrawl.topic.models import train_relevance_model
+
+    topic = context.topic
+    key = (name, context.seed, topic.name, len(topic.example_texts), hash(tuple(topic.example_texts)),
+           hash(tuple(topic.example_labels)))
+    if key not in _ANCHOR_MODEL_CACHE:
+        _ANCHOR_MODEL_CACHE[key] = train_relevance_model(name, topic, context.seed)
+    return _ANCHOR_MODEL_CACHE[key]
+
+
+class MeanRelevance:
+    """The mean probability of several fitted relevance models (an anchor feature that none of them owns)."""
+
+    def __init__(self, models: Sequence[RelevanceModel]):
+        self.models = list(models)
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        return np.mean([np.asarray(m.predict_proba(texts), dtype=np.float64) for m in self.models], axis=0)
 
 
 def bucket(values: np.ndarray | float) -> np.ndarray:
@@ -117,8 +144,8 @@ class FeatureBuilder:
     host: fetched and relevant page counts.
     """
 
-    def __init__(self, context: CrawlContext, hub_features: bool = True):
-        self.classifier = context.classifier
+    def __init__(self, context: CrawlContext, hub_features: bool = True, classifier: RelevanceModel | None = None):
+        self.classifier = context.classifier if classifier is None else classifier
         self.matcher = KeywordMatcher(get_keywords(context))
         self.hub_features = hub_features
         self.n_features = len(FEATURES) if hub_features else len(FEATURES) - 2
