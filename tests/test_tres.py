@@ -22,11 +22,14 @@ def test_double_q_target_uses_online_argmax_and_target_value():
     # transition 0: two candidates; online prefers the 2nd, target values it 0.2 (its max is the 1st, 0.9)
     # transition 1: no candidate (dead end): y = r
     # transition 2: three candidates, online ties on the 1st and 3rd: the first wins
-    q_online = np.array([0.1, 0.5, 0.7, 0.3, 0.7])
-    q_target = np.array([0.9, 0.2, 0.4, 0.8, 0.6])
-    offsets = np.array([0, 2, 2, 5])
-    y = double_q_targets(rewards, q_online, q_target, offsets, gamma=0.5)
+    q_online = np.array([[0.1, 0.5, 0.0], [9.0, 9.0, 9.0], [0.7, 0.3, 0.7]])  # padding may hold anything
+    q_target = np.array([[0.9, 0.2, 0.0], [5.0, 5.0, 5.0], [0.4, 0.8, 0.6]])
+    counts = np.array([2, 0, 3])
+    y = double_q_targets(rewards, q_online, q_target, counts, gamma=0.5)
     assert y.tolist() == pytest.approx([1.0 + 0.5 * 0.2, 0.0, 1.0 + 0.5 * 0.4])
+    # padding never wins the argmax, even when it holds the largest value
+    y = double_q_targets(rewards, np.array([[0.1, 0.2, 7.0]] * 3), q_target, np.array([2, 2, 2]), gamma=1.0)
+    assert y.tolist() == pytest.approx([1.0 + 0.2, 0.0 + 5.0, 1.0 + 0.8])
 
 
 def test_q_network_gradients_match_finite_differences():

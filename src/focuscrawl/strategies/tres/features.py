@@ -51,6 +51,7 @@ UNKNOWN_DOMAIN = 0.5
 KNOWN_DOMAIN = 1.0
 
 _NON_WORD = re.compile(r"[^a-z0-9]+")
+_NON_WORD_OR_NEWLINE = re.compile(r"[^a-z0-9\n]+")
 
 
 _KEYWORD_CACHE: dict[tuple, list[str]] = {}
@@ -125,10 +126,19 @@ class KeywordMatcher:
         self.pattern = re.compile(" (?:" + "|".join(re.escape(p) for p in phrases) + ") ") if phrases else None
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        if self.pattern is None:
-            return np.zeros(len(texts), dtype=np.float32)
-        search = self.pattern.search
-        return np.fromiter((search(words_of(t)) is not None for t in texts), dtype=np.float32, count=len(texts))
+        found = np.zeros(len(texts), dtype=np.float32)
+        if self.pattern is None or not texts:
+            return found
+        # One normalisation and one scan over all texts joined by newlines (a keyword never contains one, so
+        # no match spans two texts): two C calls per batch instead of two per link. What is left is ASCII, so
+        # byte offsets are character offsets, and " \n " pads each text with the spaces phrase matching needs.
+        lines = "\n".join(t.replace("\n", " ") for t in texts).lower()
+        joined = " " + _NON_WORD_OR_NEWLINE.sub(" ", lines).replace("\n", " \n ") + " "
+        starts = [match.start() for match in self.pattern.finditer(joined)]
+        if starts:
+            line_starts = np.flatnonzero(np.frombuffer(joined.encode("ascii"), dtype=np.uint8) == 10)
+            found[np.searchsorted(line_starts, starts)] = 1.0
+        return found
 
 
 def url_words(url: str) -> str:
