@@ -94,6 +94,10 @@ def test_keyword_matching_on_word_boundaries():
     match = KeywordMatcher(["bird", "food and agriculture"])
     assert match(["/wiki/Bird_migration", "birdie", "Food_and_Agriculture", "food agriculture"]).tolist() == [
         1.0, 0.0, 1.0, 0.0]
+    # a batch is scanned in one pass: a newline inside a link's text must not shift the answers
+    assert match(["nothing\nhere", "", "a\nbird", "food and\nagriculture", "Bird.", "no"]).tolist() == [
+        0.0, 0.0, 1.0, 1.0, 1.0, 0.0]
+    assert match([]).tolist() == []
 
 
 def _crawl(web_dir, strategy, budget=25, seed=1, cap=None, **options):
