@@ -9,7 +9,7 @@ from focuscrawl.bench.protocol import load_topic
 from focuscrawl.engine import CrawlEngine
 from focuscrawl.strategies import CrawlContext, make_policy
 from focuscrawl.strategies.tres.ddqn import DDQN, DDQNConfig, double_q_targets, epsilon_at
-from focuscrawl.strategies.tres.features import FeatureBuilder, KeywordMatcher
+from focuscrawl.strategies.tres.features import FeatureBuilder, KeywordMatcher, MeanRelevance
 from focuscrawl.topic.inputs import TopicInputs
 from focuscrawl.topic.relevance import TfidfRelevanceModel
 from focuscrawl.web.store import OfflineWeb
@@ -154,6 +154,13 @@ def test_anchor_model_is_trained_on_the_topic_examples_not_taken_from_the_reward
     assert [e.url for e in again] == [e.url for e in events], "same seed, same crawl"
     reward_policy, _ = _crawl(tiny_web, "tres", anchor_model="reward")
     assert isinstance(reward_policy.features.classifier, TfidfRelevanceModel), "'reward' keeps the paper's choice"
+    default_policy, _ = _crawl(tiny_web, "tres")
+    mean = default_policy.features.classifier
+    assert isinstance(mean, MeanRelevance), "default: reward and TF-IDF averaged"
+    assert [type(m) for m in mean.models] == [TfidfRelevanceModel, TfidfRelevanceModel]
+    texts = ["birds and their nests", "stock market prices"]
+    parts = [m.predict_proba(texts) for m in mean.models]
+    assert mean.predict_proba(texts).tolist() == pytest.approx(((parts[0] + parts[1]) / 2).tolist())
     with pytest.raises(ValueError, match="anchor_model must be"):
         make_policy("tres", anchor_model="nonsense")
 

@@ -45,23 +45,35 @@ console = Console(stderr=True)
 out = Console(width=160)
 
 
-class TimedClassifier:
-    """Passes calls through and accumulates their time: the anchor classifier's share of a decision."""
+class Clock:
+    """Seconds spent in classifiers; nested timed calls (a mean of models that includes a timed one) count once."""
 
-    def __init__(self, model):
-        self.model = model
+    def __init__(self):
         self.seconds = 0.0
+        self.depth = 0
+
+
+class TimedClassifier:
+    """Passes calls through and accumulates their time on a shared clock: the classifiers' share of a decision."""
+
+    def __init__(self, model, clock: Clock):
+        self.model = model
+        self.clock = clock
 
     def fit(self, texts, labels):
         self.model.fit(texts, labels)
         return self
 
     def predict_proba(self, texts):
+        clock = self.clock
         started = time.perf_counter()
+        clock.depth += 1
         try:
             return self.model.predict_proba(texts)
         finally:
-            self.seconds += time.perf_counter() - started
+            clock.depth -= 1
+            if clock.depth == 0:
+                clock.seconds += time.perf_counter() - started
 
 
 def _rss_bytes() -> int:
@@ -145,15 +157,21 @@ def _leaves(policy: Policy) -> int:
 
 
 def run_policy_bench(strategy: str, sizes: list[int], steps: int, growth_outlinks: int, timed_outlinks: int,
-                     seed: int, anchors: list[str] | None, sync_steps: int, sync_growth_steps: int) -> list[dict]:
+                     seed: int, anchors: list[str] | None, sync_steps: int, sync_growth_steps: int,
+                     options: dict | None = None) -> list[dict]:
     scans_frontier = strategy.endswith("sync")
     web = SyntheticWeb(seed, hosts=max(100, max(sizes) // 50), anchors=anchors)
     context = web.context(seed)
-    context.classifier = classifier = TimedClassifier(context.classifier)
-    policy = make_policy(strategy)
+    classifier = Clock()
+    context.classifier = TimedClassifier(context.classifier, classifier)
+    policy = make_policy(strategy, **(options or {}))
     gc.collect()
     rss0 = _rss_bytes()
     policy.reset(context)
+    features = getattr(policy, "features", None)
+    if features is not None and hasattr(features, "classifier"):
+        # TRES's anchor feature may average the reward model with models of its own: time all of them
+        features.classifier = TimedClassifier(features.classifier, classifier)
     step = 0
     rows = []
     timed_steps = sync_steps if scans_frontier else steps
@@ -219,15 +237,29 @@ def bench_policy(
     sync_growth_steps: Annotated[int, typer.Option(help="max growth steps per size for *-sync")] = 200,
     seed: int = 0,
     json_output: Annotated[bool, typer.Option("--json", help="print the rows as JSON instead of a table")] = False,
+    options: Annotated[list[str] | None, typer.Option("--set", "-s", help="strategy hyper-parameter: "
+                                                      "STRATEGY.KEY=VALUE, e.g. tres.anchor_model=reward")] = None,
 ) -> None:
     """Decisions per second (learning included), memory per frontier URL and leaves vs frontier size."""
     sizes = sorted(int(s) for s in frontier_sizes.split(",") if s.strip())
     names = [s.strip() for s in strategies.split(",") if s.strip()]
+    from focuscrawl.cli.main import _run, parse_strategy_options
+
+    strategy_options = _run(lambda: parse_strategy_options(options or []))
+    for name in names:  # bad names or options fail here, before minutes of frontier growth
+
+        def check(name: str = name) -> None:
+            try:
+                make_policy(name, **strategy_options.get(name, {}))
+            except TypeError as exc:
+                raise ValueError(f"strategy {name!r} does not accept these options: {exc}") from None
+
+        _run(check)
     anchors = _web_anchors(web) if web is not None else None
     rows = []
     for name in names:
         rows += run_policy_bench(name, sizes, steps, growth_outlinks, timed_outlinks, seed, anchors, sync_steps,
-                                 sync_growth_steps)
+                                 sync_growth_steps, strategy_options.get(name))
     if json_output:
         out.print_json(json.dumps(rows))
         return
