@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -58,7 +60,7 @@ class TfidfRelevanceModel:
     def _prepare_fast_path(self) -> None:
         vocabulary = self.vectorizer.vocabulary_
         idf, coef = self.vectorizer.idf_, self.model.coef_[0]
-        self._analyze = self.vectorizer.build_analyzer()
+        self._analyze = _fast_word_ngrams(self.vectorizer) or self.vectorizer.build_analyzer()
         self._weights = {term: (float(idf[j]), float(coef[j])) for term, j in vocabulary.items()}
         self._intercept = float(self.model.intercept_[0])
 
@@ -67,18 +69,39 @@ class TfidfRelevanceModel:
         return {k: v for k, v in self.__dict__.items() if k not in ("_analyze", "_weights", "_intercept")}
 
     def _probability(self, text: str) -> float:
-        counts: dict[str, int] = {}
-        for term in self._analyze(text):
-            if term in self._weights:
-                counts[term] = counts.get(term, 0) + 1
+        weights = self._weights
         norm_sq = dot = 0.0
-        for term, count in counts.items():
-            idf, coef = self._weights[term]
+        for term, count in Counter(self._analyze(text)).items():  # first-occurrence order, as before
+            if term not in weights:
+                continue
+            idf, coef = weights[term]
             weight = (1.0 + math.log(count)) * idf
             norm_sq += weight * weight
             dot += weight * coef
         logit = self._intercept + (dot / math.sqrt(norm_sq) if norm_sq > 0 else 0.0)
         return 1.0 / (1.0 + math.exp(-logit)) if logit >= 0 else math.exp(logit) / (1.0 + math.exp(logit))
+
+
+def _fast_word_ngrams(vectorizer: TfidfVectorizer):
+    """scikit-learn's word analyzer (lowercase, token pattern, stop words, n-grams) without its per-call
+    dispatch, for the default settings we use; None when the vectorizer is configured otherwise. The terms
+    and their order are the same (unigrams, then bigrams, ...), which tests compare against scikit-learn."""
+    v = vectorizer
+    if (v.analyzer != "word" or v.preprocessor is not None or v.tokenizer is not None or v.strip_accents
+            or not v.lowercase or v.input != "content"):
+        return None
+    find_tokens = re.compile(v.token_pattern).findall
+    stop = frozenset(v.get_stop_words() or ())
+    min_n, max_n = v.ngram_range
+
+    def analyze(text: str) -> list[str]:
+        tokens = [t for t in find_tokens(text.lower()) if t not in stop]
+        terms = list(tokens) if min_n == 1 else []
+        for n in range(max(min_n, 2), max_n + 1):
+            terms.extend(" ".join(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+        return terms
+
+    return analyze
 
 
 class MemoizedRelevance:
