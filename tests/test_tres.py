@@ -144,7 +144,7 @@ def test_anchor_model_is_trained_on_the_topic_examples_not_taken_from_the_reward
     from focuscrawl.topic.svm import SvmRelevanceModel
 
     policy, events = _crawl(tiny_web, "tres", anchor_model="svm")
-    anchor = policy.features.classifier
+    anchor = policy.features.classifiers[0]
     assert isinstance(anchor, SvmRelevanceModel), "the anchor feature uses its own model"
     topic = load_topic(OfflineWeb(tiny_web), "topic.birds").inputs
     reference = SvmRelevanceModel(seed=1).fit(topic.example_texts, topic.example_labels)
@@ -153,9 +153,9 @@ def test_anchor_model_is_trained_on_the_topic_examples_not_taken_from_the_reward
     _, again = _crawl(tiny_web, "tres", anchor_model="svm")
     assert [e.url for e in again] == [e.url for e in events], "same seed, same crawl"
     reward_policy, _ = _crawl(tiny_web, "tres", anchor_model="reward")
-    assert isinstance(reward_policy.features.classifier, TfidfRelevanceModel), "'reward' keeps the paper's choice"
+    assert isinstance(reward_policy.features.classifiers[0], TfidfRelevanceModel), "'reward' keeps the paper's choice"
     default_policy, _ = _crawl(tiny_web, "tres")
-    mean = default_policy.features.classifier
+    mean = default_policy.features.classifiers[0]
     assert isinstance(mean, MeanRelevance), "default: reward and TF-IDF averaged"
     assert [type(m) for m in mean.models] == [TfidfRelevanceModel, TfidfRelevanceModel]
     texts = ["birds and their nests", "stock market prices"]

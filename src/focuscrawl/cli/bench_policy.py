@@ -169,9 +169,9 @@ def run_policy_bench(strategy: str, sizes: list[int], steps: int, growth_outlink
     rss0 = _rss_bytes()
     policy.reset(context)
     features = getattr(policy, "features", None)
-    if features is not None and hasattr(features, "classifier"):
-        # TRES's anchor feature may average the reward model with models of its own: time all of them
-        features.classifier = TimedClassifier(features.classifier, classifier)
+    if features is not None and hasattr(features, "classifiers"):
+        # TRES's anchor features may use models of their own besides the reward model: time all of them
+        features.classifiers = [TimedClassifier(c, classifier) for c in features.classifiers]
     step = 0
     rows = []
     timed_steps = sync_steps if scans_frontier else steps

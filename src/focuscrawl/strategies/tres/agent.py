@@ -53,7 +53,7 @@ from threadpoolctl import threadpool_limits
 
 from focuscrawl.strategies.base import CrawlContext, Policy
 from focuscrawl.strategies.tres.ddqn import DDQN, DDQNConfig, epsilon_at
-from focuscrawl.strategies.tres.features import HUB, FeatureBuilder, MeanRelevance, anchor_classifier_for, url_words
+from focuscrawl.strategies.tres.features import FeatureBuilder, MeanRelevance, anchor_classifier_for, url_words
 from focuscrawl.strategies.tres.tree_frontier import TreeFrontier
 from focuscrawl.types import Observation
 from focuscrawl.urls import domain_of
@@ -75,11 +75,11 @@ class TresPolicy(Policy):
         self.hub_features = self.default_hub_features if hub_features is None else hub_features
         from focuscrawl.topic.models import RELEVANCE_MODELS
 
-        names = anchor_model.split("+")
+        names = [name for group in anchor_model.split(",") for name in group.split("+")]
         unknown = [n for n in names if n != "reward" and n not in RELEVANCE_MODELS]
         if unknown or not all(names):
             raise ValueError(f"anchor_model must be 'reward' or one of {', '.join(sorted(RELEVANCE_MODELS))} "
-                             f"(several joined by '+' are averaged), got {anchor_model!r}")
+                             f"(several joined by '+' are averaged into one feature, ',' gives one feature each), got {anchor_model!r}")
         self.anchor_model = anchor_model
         self.config = DDQNConfig(lr=lr, gamma=gamma, batch_size=batch_size, target_sync=target_sync,
                                  replay_size=replay_size, train_every=train_every, hidden1=hidden1,
@@ -94,10 +94,12 @@ class TresPolicy(Policy):
         # their spin-waits made a training step several times slower. Process-wide, as BLAS settings are.
         threadpool_limits(1, "blas")
         self.rng = np.random.default_rng([context.seed, 1])
-        models = [context.classifier if name == "reward" else anchor_classifier_for(context, name)
-                  for name in self.anchor_model.split("+")]
-        anchor_classifier = models[0] if len(models) == 1 else MeanRelevance(models)
-        self.features = FeatureBuilder(context, hub_features=self.hub_features, classifier=anchor_classifier)
+        anchor_classifiers = []
+        for group in self.anchor_model.split(","):  # one feature per group; a group's models are averaged
+            models = [context.classifier if name == "reward" else anchor_classifier_for(context, name)
+                      for name in group.split("+")]
+            anchor_classifiers.append(models[0] if len(models) == 1 else MeanRelevance(models))
+        self.features = FeatureBuilder(context, hub_features=self.hub_features, classifiers=anchor_classifiers)
         flat = self.mode in ("sync", "async")
         self.frontier = TreeFrontier(self.features.n_features, np.random.default_rng([context.seed, 2]),
                                      max_depth=0 if flat else self.max_depth,
@@ -215,7 +217,7 @@ class TresPolicy(Policy):
         values = self.features.hub_values(host)
         if self.hub_cache.get(host) != values:
             self.hub_cache[host] = values
-            self.frontier.update_host(host, HUB, values)
+            self.frontier.update_host(host, self.features.hub_columns, values)
 
     def on_host_capped(self, host: str) -> None:
         self.frontier.remove_host(host)

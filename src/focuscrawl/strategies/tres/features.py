@@ -46,7 +46,6 @@ from focuscrawl.topic.relevance import RelevanceModel
 FEATURES = ("parent_reward", "inv_distance", "path_ratio", "kw_url", "kw_anchor", "anchor_prob",
             "domain_ratio", "domain_known")
 N_STATE = 3
-HUB = slice(6, 8)
 UNKNOWN_DOMAIN = 0.5
 KNOWN_DOMAIN = 1.0
 
@@ -154,18 +153,23 @@ class FeatureBuilder:
     host: fetched and relevant page counts.
     """
 
-    def __init__(self, context: CrawlContext, hub_features: bool = True, classifier: RelevanceModel | None = None):
-        self.classifier = context.classifier if classifier is None else classifier
+    def __init__(self, context: CrawlContext, hub_features: bool = True,
+                 classifiers: Sequence[RelevanceModel] | None = None):
+        # one anchor-probability column per classifier (default: the context's, the reward classifier)
+        self.classifiers = [context.classifier] if not classifiers else list(classifiers)
         self.matcher = KeywordMatcher(get_keywords(context))
         self.hub_features = hub_features
-        self.n_features = len(FEATURES) if hub_features else len(FEATURES) - 2
+        n_anchor = len(self.classifiers)
+        self.anchor_columns = slice(5, 5 + n_anchor)
+        self.hub_columns = slice(5 + n_anchor, 7 + n_anchor)
+        self.n_features = 5 + n_anchor + (2 if hub_features else 0)
         self.path_len: list[int] = []
         self.path_rel: list[int] = []
         self.rel_dist: list[float] = []
         self.page_reward: list[float] = []
         self.host_fetched: dict[str, int] = {}
         self.host_relevant: dict[str, int] = {}
-        self.anchor_cache: dict[str, float] = {}
+        self.anchor_cache: dict[str, tuple[float, ...]] = {}
 
     # -- pages and hosts ------------------------------------------------------------------------
     def add_page(self, parent: int, reward: float) -> int:
@@ -205,7 +209,8 @@ class FeatureBuilder:
 
     # -- the batch computation ------------------------------------------------------------------
     def anchor_probabilities(self, texts: Sequence[str]) -> np.ndarray:
-        """Classifier probability per anchor text: one batched call for the texts not seen before.
+        """Each classifier's probability per anchor text (n x classifiers): one batched call per classifier for
+        the texts not seen before.
 
         Anchors repeat a lot (navigation links, article titles), so the crawl keeps each answer; the model is
         a fixed function of the text during a crawl, so this changes no feature value.
@@ -213,8 +218,9 @@ class FeatureBuilder:
         cache = self.anchor_cache
         missing = [t for t in dict.fromkeys(texts) if t not in cache]
         if missing:
-            cache.update(zip(missing, np.asarray(self.classifier.predict_proba(missing), dtype=np.float32).tolist()))
-        return np.fromiter((cache[t] for t in texts), dtype=np.float32, count=len(texts))
+            columns = [np.asarray(c.predict_proba(missing), dtype=np.float32).tolist() for c in self.classifiers]
+            cache.update(zip(missing, zip(*columns)))
+        return np.array([cache[t] for t in texts], dtype=np.float32).reshape(len(texts), len(self.classifiers))
 
     def outlink_features(self, page: int, urls: Sequence[str], anchors: Sequence[str],
                          hosts: Sequence[str]) -> np.ndarray:
@@ -227,12 +233,13 @@ class FeatureBuilder:
         x[:, 3] = self.matcher(urls)
         x[:, 4] = self.matcher(anchors)
         texts = [a if a.strip() else url_words(u) for u, a in zip(urls, anchors)]
-        x[:, 5] = self.anchor_probabilities(texts)
+        x[:, self.anchor_columns] = self.anchor_probabilities(texts)
         if self.hub_features:
             cache: dict[str, tuple[float, float]] = {}
+            ratio, known = self.hub_columns.start, self.hub_columns.start + 1
             for i, host in enumerate(hosts):
                 values = cache.get(host)
                 if values is None:
                     values = cache[host] = self.hub_values(host)
-                x[i, 6], x[i, 7] = values
+                x[i, ratio], x[i, known] = values
         return x
