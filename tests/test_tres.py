@@ -176,3 +176,16 @@ def test_target_network_is_a_copy_not_an_alias():
     agent.target.copy_from(agent.online)
     assert np.array_equal(agent.target.flat, agent.online.flat)
     assert all(np.shares_memory(p, agent.target.flat) for p in agent.target.params), "params stay views"
+
+
+def test_comma_gives_each_anchor_model_its_own_column(tiny_web):
+    policy, events = _crawl(tiny_web, "tres", anchor_model="reward,tfidf")
+    features = policy.features
+    assert features.n_features == 9 and features.anchor_columns == slice(5, 7) and features.hub_columns == slice(7, 9)
+    x = features.outlink_features(-1, ["http://birds.test/b9"], ["birds nest"], ["birds.test"])
+    assert x.shape == (1, 9)
+    expected = [float(m.predict_proba(["birds nest"])[0]) for m in features.classifiers]
+    assert x[0, 5:7].tolist() == pytest.approx(expected, abs=1e-6)
+    assert x[0, 7:].tolist() == list(features.hub_values("birds.test"))
+    assert len(events) == 25
+    policy.frontier.check()
