@@ -3,7 +3,8 @@
 Trains each named relevance model on the topic's default example texts (exactly what an agent gets) and
 reports, on every page of the web that answers 200, precision, recall and false positives at P >= 0.5 (the reward
 threshold) and the ranking AUC; then the AUC of the same model applied to anchor texts of a sample of
-links, for predicting whether the link's target is relevant (TRES's anchor feature). Labels are used
+links, for predicting whether the link's target is relevant (TRES's anchor feature), and the share of
+relevant targets among the 200 best-scored anchors (the top of the ranking is what a crawler follows). Labels are used
 here only to score, as everywhere.
 
     python benchmarks/classifier_on_web.py webs/wikispeedia subject.Science.Physics [--models kwbilstm,svm,tfidf]
@@ -46,7 +47,7 @@ def main() -> None:
             anchor_relevant.append(link.url in topic.truth.relevant)
     print(f"{web.name} / {args.topic}: {len(urls)} pages ({int(relevant.sum())} relevant), "
           f"{len(anchors)} sampled links ({sum(anchor_relevant)} to relevant pages)")
-    print("model      train s  precision  recall  false pos  page AUC  anchor AUC")
+    print("model      train s  precision  recall  false pos  page AUC  anchor AUC  anchor P@200")
     for name in args.models.split(","):
         started = time.perf_counter()
         model = train_relevance_model(name, topic.inputs, args.seed)
@@ -57,9 +58,13 @@ def main() -> None:
         fp = int((predicted & ~relevant).sum())
         precision = tp / max(tp + fp, 1)
         recall = tp / max(int(relevant.sum()), 1)
-        anchor_auc = roc_auc_score(anchor_relevant, np.asarray(model.predict_proba(anchors)))
+        anchor_p = np.asarray(model.predict_proba(anchors))
+        anchor_auc = roc_auc_score(anchor_relevant, anchor_p)
+        # what a greedy crawler follows: how many of the 200 best-scored links lead to relevant pages
+        top = np.argsort(-anchor_p, kind="stable")[:200]
+        anchor_top = float(np.mean(np.asarray(anchor_relevant)[top]))
         print(f"{name:<10} {train_s:7.1f}  {precision:9.3f}  {recall:6.3f}  {fp:9d}  {roc_auc_score(relevant, p):8.3f}"
-              f"  {anchor_auc:10.3f}")
+              f"  {anchor_auc:10.3f}  {anchor_top:12.2f}")
     web.close()
 
 

@@ -203,9 +203,10 @@ class FeatureBuilder:
         if page < 0:
             return np.zeros(N_STATE, dtype=np.float32)
         dist = self.rel_dist[page]
-        inv = 0.0 if np.isinf(dist) else 1.0 / (dist + 1.0)
-        ratio = self.path_rel[page] / self.path_len[page]
-        return np.array([self.page_reward[page], bucket(inv), bucket(ratio)], dtype=np.float32)
+        # both are ratios of small integers: the cached per-pair bucket, not three numpy calls per page
+        inv = 0.0 if dist == np.inf else _bucketed_ratio(1, int(dist) + 1)
+        return np.array([self.page_reward[page], inv, _bucketed_ratio(self.path_rel[page], self.path_len[page])],
+                        dtype=np.float32)
 
     # -- the batch computation ------------------------------------------------------------------
     def anchor_probabilities(self, texts: Sequence[str]) -> np.ndarray:
