@@ -233,18 +233,38 @@ class TreeFrontier:
             return
         while len(self.free) < n:
             self._grow()
-        ids = np.array([self.free.pop() for _ in range(n)], dtype=np.int64)
+        taken = self.free[-n:]
+        del self.free[-n:]
+        id_list = taken[::-1]  # the order the free list would pop them in
+        ids = np.array(id_list, dtype=np.int64)
         self.X[ids] = X
         self.payload[ids] = payload
         leaves = self.route(X)
         self.leaf_of[ids] = leaves
-        for i, url, host, leaf in zip(ids.tolist(), urls, hosts, leaves.tolist()):
-            self._append(leaf, i)
+        # Append per leaf, not per sample: a page's outlinks share their state features and land in a few
+        # leaves. Within a leaf the order is the arrival order, as with one append at a time.
+        for leaf in dict.fromkeys(leaves.tolist()):
+            members = ids[leaves == leaf]
+            size, cap = int(self.leaf_size[leaf]), int(self.leaf_cap[leaf])
+            need = size + len(members)
+            if need > cap:
+                while cap < need:
+                    cap = max(MIN_BLOCK, 2 * cap)
+                self._place(leaf, self.members(leaf), cap)
+            start = int(self.leaf_start[leaf])
+            self.pool[start + size:start + need] = members
+            self.pos_of[members] = np.arange(size, need)
+            self.leaf_size[leaf] = need
+        host_ids = []
+        for i, url, host in zip(id_list, urls, hosts):
             self.url_of[i] = url
             self.id_of_url[url] = i
-            hid = self._host_id(host)
-            self.host_of[i] = hid
+            hid = self.host_index.get(host)
+            if hid is None:
+                hid = self._host_id(host)
+            host_ids.append(hid)
             self.host_samples[hid].add(i)
+        self.host_of[ids] = host_ids
 
     def _detach(self, i: int) -> None:
         """Swap-remove sample i from its leaf's block (O(1))."""
