@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from itertools import repeat
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -70,12 +71,16 @@ class TfidfRelevanceModel:
 
     def _probability(self, text: str) -> float:
         weights = self._weights
+        terms = self._analyze(text)
+        # Terms in first-occurrence order either way; most anchors repeat no term, and then every count is 1
+        # and building a Counter would cost more than the arithmetic.
+        counted = Counter(terms).items() if len(set(terms)) < len(terms) else zip(terms, repeat(1))
         norm_sq = dot = 0.0
-        for term, count in Counter(self._analyze(text)).items():  # first-occurrence order, as before
+        for term, count in counted:
             if term not in weights:
                 continue
             idf, coef = weights[term]
-            weight = (1.0 + math.log(count)) * idf
+            weight = (1.0 + math.log(count)) * idf if count > 1 else idf
             norm_sq += weight * weight
             dot += weight * coef
         logit = self._intercept + (dot / math.sqrt(norm_sq) if norm_sq > 0 else 0.0)
