@@ -88,6 +88,14 @@ def test_state_features_follow_the_paper_example():
                                   ["tennis", ""], ["en.wikipedia.org", "new.test"])
     assert x[0].tolist() == pytest.approx([0.0, 0.5, 0.6, 0.0, 0.0, 0.3, 0.7, 1.0])
     assert x[1, 3] == 1.0 and x[1, 4] == 0.0 and x[1, 6:].tolist() == [0.0, 0.5]
+    # the parent_feature option: the parent's classifier probability replaces its binary reward, and only
+    # that feature (the path statistics still count the page as irrelevant)
+    d = features.add_page(c, 0.0, parent_value=0.42)
+    state = features.state_features(d)
+    assert state[0] == pytest.approx(0.42) and state.tolist()[1:] == features.state_features(
+        features.add_page(c, 0.0)).tolist()[1:]
+    with pytest.raises(ValueError, match="parent_feature"):
+        make_policy("tres", parent_feature="maybe")
 
 
 def test_keyword_matching_on_word_boundaries():

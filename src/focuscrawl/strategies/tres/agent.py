@@ -36,6 +36,10 @@ Choices where the papers leave room (documented here; the numeric ones are const
   ``anchor_model="reward"`` is the paper-literal feature; any ``+``-joined names of
   ``focuscrawl.topic.models`` are averaged.
 
+- ``parent_feature="probability"`` (not the default) gives outlinks their parent page's classifier
+  probability instead of its binary reward: a departure from the paper's state, kept as an option for
+  the Physics experiment in docs/results.md.
+
 Variants (registered below): ``tres``; ``tree-random`` (a random leaf, then a random sample; no network);
 ``tres-async`` (Han et al.'s asynchronous method instead of the tree: each new outlink is scored once when
 discovered and pushed in a priority queue; domain features are frozen at discovery); ``tres-sync`` (the
@@ -71,7 +75,7 @@ class TresPolicy(Policy):
                  hidden1: int = 30, hidden2: int = 15, max_next: int = 64, explore_steps: int = 30,
                  eps_start: float = 0.1, eps_end: float = 0.01, eps_decay_steps: int = 300,
                  max_depth: int = 18, min_samples_leaf: int = 5, min_gain: float = 0.0,
-                 anchor_model: str = "reward+tfidf"):
+                 anchor_model: str = "reward+tfidf", parent_feature: str = "reward"):
         self.hub_features = self.default_hub_features if hub_features is None else hub_features
         from focuscrawl.topic.models import RELEVANCE_MODELS
 
@@ -81,6 +85,9 @@ class TresPolicy(Policy):
             raise ValueError(f"anchor_model must be 'reward' or one of {', '.join(sorted(RELEVANCE_MODELS))} "
                              f"(several joined by '+' are averaged into one feature, ',' gives one feature each), got {anchor_model!r}")
         self.anchor_model = anchor_model
+        if parent_feature not in ("reward", "probability"):
+            raise ValueError(f"parent_feature must be 'reward' or 'probability', got {parent_feature!r}")
+        self.parent_feature = parent_feature
         self.config = DDQNConfig(lr=lr, gamma=gamma, batch_size=batch_size, target_sync=target_sync,
                                  replay_size=replay_size, train_every=train_every, hidden1=hidden1,
                                  hidden2=hidden2, max_next=max_next)
@@ -171,7 +178,8 @@ class TresPolicy(Policy):
         url = observation.url
         x, parent = self.pending.pop(url)
         reward = float(observation.reward)
-        page = self.features.add_page(parent, reward)
+        parent_value = float(observation.relevance) if self.parent_feature == "probability" else None
+        page = self.features.add_page(parent, reward, parent_value)
         if self.mode != "async":
             self.frontier.add_experience(x, reward)
         host = domain_of(url)

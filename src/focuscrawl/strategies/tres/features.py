@@ -172,8 +172,11 @@ class FeatureBuilder:
         self.anchor_cache: dict[str, tuple[float, ...]] = {}
 
     # -- pages and hosts ------------------------------------------------------------------------
-    def add_page(self, parent: int, reward: float) -> int:
-        """Record a fetched page whose frontier sample came from page ``parent`` (-1 for a seed)."""
+    def add_page(self, parent: int, reward: float, parent_value: float | None = None) -> int:
+        """Record a fetched page whose frontier sample came from page ``parent`` (-1 for a seed).
+
+        ``parent_value`` is what its outlinks see as the ``parent_reward`` feature: the binary reward by
+        default (the paper), or e.g. the classifier's probability (``TresPolicy(parent_feature=...)``)."""
         relevant = reward > 0
         if parent < 0:
             length, rel, dist = 1, int(relevant), 0.0 if relevant else np.inf
@@ -184,7 +187,7 @@ class FeatureBuilder:
         self.path_len.append(length)
         self.path_rel.append(rel)
         self.rel_dist.append(dist)
-        self.page_reward.append(float(relevant))
+        self.page_reward.append(float(relevant) if parent_value is None else float(parent_value))
         return len(self.path_len) - 1
 
     def add_host_fetch(self, host: str, reward: float) -> None:
