@@ -109,6 +109,21 @@ def test_stop_and_resume_with_concurrency(small_topic, tmp_path):
     assert len(urls) == 80 and urls[: len(seen)] == seen
 
 
+def test_tres_crawls_and_resumes_a_run_folder(small_topic, tmp_path):
+    """The README's real-crawl strategy end to end: KwBiLSTM reward, the default anchor feature (its TF-IDF
+    model trained from the topic folder's examples), stop, resume, budget spent with no duplicate."""
+    run = tmp_path / "run"
+    settings = dict(topic=small_topic, out=run, web="embedded", budget=40, strategy="tres", progress="none",
+                    plot=False, checkpoint_every=5)
+    first = [record.url for record in _collect(Crawler(concurrency=2, **settings), stop_after=15)]
+    assert 15 <= len(first) < 40
+    Crawler(concurrency=2, **settings).crawl()
+    urls = check_run_folder(run)
+    assert len(urls) == 40 and urls[: len(first)] == first
+    scores = [r.get("score") for r in read_pages(run)]
+    assert any(score is not None for score in scores), "TRES records its Q-value for greedy choices"
+
+
 def _collect(crawler: Crawler, stop_after: int | None = None, immediate: bool = False):
     import asyncio
 
