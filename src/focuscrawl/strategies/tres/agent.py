@@ -30,12 +30,10 @@ Choices where the papers leave room (documented here; the numeric ones are const
 - ``anchor_prob`` (default ``anchor_model="reward+tfidf"``): the mean of the reward classifier's probability
   (the arXiv paper's KwBiLSTM) and a TF-IDF + logistic-regression model's, both trained on the topic's
   example texts. The journal leaves the classifier open ("e.g. a BiLSTM"). Measured (docs/results.md,
-  section 1, "The anchor feature"): the KwBiLSTM ranks anchors well overall (it generalises through word
-  vectors: Biology) but its top ranks are less precise than a lexical model's (Physics); the mean beat
-  either alone in AUC on all four benchmark topics and held up on two held-out ones.
-  ``anchor_model="reward"`` is the paper-literal feature; any ``+``-joined names of
-  ``focuscrawl.topic.models`` are averaged.
-
+  section 1, "Diagnosis: the anchor feature"): the KwBiLSTM ranks anchors well overall (it generalises
+  through word vectors: Biology) but its top ranks are less precise than a lexical model's (Physics); the
+  mean beat either alone in AUC on all four benchmark topics and held up on two held-out ones.
+  ``anchor_model="reward"`` is the paper-literal feature (see ``parse_anchor_model`` for the syntax).
 - ``parent_feature="probability"`` (not the default) gives outlinks their parent page's classifier
   probability instead of its binary reward: a departure from the paper's state, kept as an option for
   the Physics experiment in docs/results.md.
@@ -57,7 +55,7 @@ from threadpoolctl import threadpool_limits
 
 from focuscrawl.strategies.base import CrawlContext, Policy
 from focuscrawl.strategies.tres.ddqn import DDQN, DDQNConfig, epsilon_at
-from focuscrawl.strategies.tres.features import FeatureBuilder, MeanRelevance, anchor_classifier_for, url_words
+from focuscrawl.strategies.tres.features import FeatureBuilder, anchor_classifiers, parse_anchor_model, url_words
 from focuscrawl.strategies.tres.tree_frontier import TreeFrontier
 from focuscrawl.types import Observation
 from focuscrawl.urls import domain_of
@@ -77,14 +75,7 @@ class TresPolicy(Policy):
                  max_depth: int = 18, min_samples_leaf: int = 5, min_gain: float = 0.0,
                  anchor_model: str = "reward+tfidf", parent_feature: str = "reward"):
         self.hub_features = self.default_hub_features if hub_features is None else hub_features
-        from focuscrawl.topic.models import RELEVANCE_MODELS
-
-        names = [name for group in anchor_model.split(",") for name in group.split("+")]
-        unknown = [n for n in names if n != "reward" and n not in RELEVANCE_MODELS]
-        if unknown or not all(names):
-            raise ValueError(f"anchor_model must be 'reward' or one of {', '.join(sorted(RELEVANCE_MODELS))} "
-                             f"(several joined by '+' are averaged into one feature, ',' gives one feature each), got {anchor_model!r}")
-        self.anchor_model = anchor_model
+        self.anchor_groups = parse_anchor_model(anchor_model)
         if parent_feature not in ("reward", "probability"):
             raise ValueError(f"parent_feature must be 'reward' or 'probability', got {parent_feature!r}")
         self.parent_feature = parent_feature
@@ -101,12 +92,8 @@ class TresPolicy(Policy):
         # their spin-waits made a training step several times slower. Process-wide, as BLAS settings are.
         threadpool_limits(1, "blas")
         self.rng = np.random.default_rng([context.seed, 1])
-        anchor_classifiers = []
-        for group in self.anchor_model.split(","):  # one feature per group; a group's models are averaged
-            models = [context.classifier if name == "reward" else anchor_classifier_for(context, name)
-                      for name in group.split("+")]
-            anchor_classifiers.append(models[0] if len(models) == 1 else MeanRelevance(models))
-        self.features = FeatureBuilder(context, hub_features=self.hub_features, classifiers=anchor_classifiers)
+        self.features = FeatureBuilder(context, hub_features=self.hub_features,
+                                       classifiers=anchor_classifiers(context, self.anchor_groups))
         flat = self.mode in ("sync", "async")
         self.frontier = TreeFrontier(self.features.n_features, np.random.default_rng([context.seed, 2]),
                                      max_depth=0 if flat else self.max_depth,

@@ -3,7 +3,8 @@
 One row per frontier sample, columns (``FEATURES``):
 
 state, from path(tau), the web path of the page that extracted the link:
-  0 ``parent_reward``      reward of that page (binary)
+  0 ``parent_reward``      reward of that page (binary; its classifier probability with the agent's
+                           ``parent_feature="probability"`` option)
   1 ``inv_distance``       1 / (edges from the link to the closest relevant page on the path); 0 if none.
                            A link whose parent is relevant has distance 1 (the paper's Figure 1: D, two
                            steps below the relevant A, has distance 2)
@@ -11,11 +12,14 @@ state, from path(tau), the web path of the page that extracted the link:
 action, from the link itself:
   3 ``kw_url``             a keyword occurs in the URL's words (binary)
   4 ``kw_anchor``          a keyword occurs in the anchor text (binary)
-  5 ``anchor_prob``        the agent's classifier on the anchor text (continuous, never bucketed: arXiv
-                           3.5.1 found the raw probability gives better Tree-Frontier splits); one
-                           ``predict_proba`` call per fetched page for all its links. An empty anchor is
-                           replaced by the URL's words, so the classifier always sees some text
-web-domain ("hub") features, dropped by ``tres-nh``:
+  5 ``anchor_prob``        a classifier's probability on the anchor text (continuous, never bucketed:
+                           arXiv 3.5.1 found the raw probability gives better Tree-Frontier splits); by
+                           default the mean of the reward classifier and a TF-IDF model (see
+                           ``parse_anchor_model``; with several ``,`` groups there is one column each and
+                           the hub columns follow them). One ``predict_proba`` call per model and fetched
+                           page for all its links. An empty anchor is replaced by the URL's words, so the
+                           classifier always sees some text
+web-domain ("hub") features, dropped by ``tres-nh`` (``FeatureBuilder.hub_columns``):
   6 ``domain_ratio``       relevant / fetched pages of the link's host so far (0 for an unknown host)
   7 ``domain_known``       0.5 if the host was never fetched, else 1 (the paper's convention)
 
@@ -72,6 +76,29 @@ def get_keywords(context: CrawlContext) -> list[str]:
 
 
 _ANCHOR_MODEL_CACHE: dict[tuple, RelevanceModel] = {}
+
+
+def parse_anchor_model(spec: str) -> list[list[str]]:
+    """``"reward+tfidf"`` -> [["reward", "tfidf"]]: one ``anchor_prob`` column per ``,``-separated group, the
+    mean of the group's models in it. ``reward`` is the reward classifier; other names are models of
+    ``focuscrawl.topic.models`` trained on the topic's example texts."""
+    from focuscrawl.topic.models import RELEVANCE_MODELS
+
+    groups = [group.split("+") for group in spec.split(",")]
+    names = [name for group in groups for name in group]
+    if not all(names) or any(n != "reward" and n not in RELEVANCE_MODELS for n in names):
+        raise ValueError(f"anchor_model must be 'reward' or one of {', '.join(sorted(RELEVANCE_MODELS))} "
+                         f"('+' averages models into one feature, ',' gives one feature each), got {spec!r}")
+    return groups
+
+
+def anchor_classifiers(context: CrawlContext, groups: list[list[str]]) -> list[RelevanceModel]:
+    """One classifier per anchor column (see ``parse_anchor_model``)."""
+    columns = []
+    for group in groups:
+        models = [context.classifier if name == "reward" else anchor_classifier_for(context, name) for name in group]
+        columns.append(models[0] if len(models) == 1 else MeanRelevance(models))
+    return columns
 
 
 def anchor_classifier_for(context: CrawlContext, name: str) -> RelevanceModel:
