@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from itertools import repeat
 from collections.abc import Sequence
+from itertools import repeat
 from typing import Protocol, runtime_checkable
 
 import numpy as np

@@ -259,9 +259,7 @@ class TreeFrontier:
         for i, url, host in zip(id_list, urls, hosts):
             self.url_of[i] = url
             self.id_of_url[url] = i
-            hid = self.host_index.get(host)
-            if hid is None:
-                hid = self._host_id(host)
+            hid = self._host_id(host)
             host_ids.append(hid)
             self.host_samples[hid].add(i)
         self.host_of[ids] = host_ids
