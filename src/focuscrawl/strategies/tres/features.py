@@ -45,6 +45,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from focuscrawl.strategies.base import CrawlContext
+from focuscrawl.topic.inputs import TopicInputs
 from focuscrawl.topic.relevance import RelevanceModel
 
 FEATURES = ("parent_reward", "inv_distance", "path_ratio", "kw_url", "kw_anchor", "anchor_prob",
@@ -60,6 +61,11 @@ _NON_WORD_OR_NEWLINE = re.compile(r"[^a-z0-9\n]+")
 _KEYWORD_CACHE: dict[tuple, list[str]] = {}
 
 
+def _examples_key(topic: TopicInputs) -> tuple:
+    """What the per-process caches below depend on: the topic's name and its labelled example texts."""
+    return topic.name, len(topic.example_texts), hash(tuple(topic.example_texts)), hash(tuple(topic.example_labels))
+
+
 def get_keywords(context: CrawlContext) -> list[str]:
     """The keyword set K of the topic, expanded by Algorithm 1 (``focuscrawl.topic.keywords``).
 
@@ -69,7 +75,7 @@ def get_keywords(context: CrawlContext) -> list[str]:
     from focuscrawl.topic.keywords import expand_keywords
 
     topic = context.topic
-    key = (topic.name, tuple(topic.keywords), len(topic.example_texts), hash(tuple(topic.example_texts)))
+    key = (tuple(topic.keywords), *_examples_key(topic))
     if key not in _KEYWORD_CACHE:
         _KEYWORD_CACHE[key] = list(expand_keywords(topic).all)
     return _KEYWORD_CACHE[key]
@@ -107,8 +113,7 @@ def anchor_classifier_for(context: CrawlContext, name: str) -> RelevanceModel:
     from focuscrawl.topic.models import train_relevance_model
 
     topic = context.topic
-    key = (name, context.seed, topic.name, len(topic.example_texts), hash(tuple(topic.example_texts)),
-           hash(tuple(topic.example_labels)))
+    key = (name, context.seed, *_examples_key(topic))
     if key not in _ANCHOR_MODEL_CACHE:
         _ANCHOR_MODEL_CACHE[key] = train_relevance_model(name, topic, context.seed)
     return _ANCHOR_MODEL_CACHE[key]
