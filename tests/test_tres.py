@@ -32,6 +32,24 @@ def test_double_q_target_uses_online_argmax_and_target_value():
     assert y.tolist() == pytest.approx([1.0 + 0.2, 0.0 + 5.0, 1.0 + 0.8])
 
 
+def test_training_targets_are_the_double_q_targets_of_the_sampled_transitions():
+    agent = DDQN(3, DDQNConfig(gamma=0.7, batch_size=16, max_next=4), seed=0)
+    rng = np.random.default_rng(1)
+    for i in range(40):  # 0 to 4 next rows, and one appended action on some: widths 0..5
+        rows = rng.normal(size=(i % 5, 3)).astype(np.float32)
+        j = agent.replay.add(rng.normal(size=3).astype(np.float32), float(i % 2), rows)
+        if i % 3 == 0:
+            agent.replay.append_next(j, rng.normal(size=3).astype(np.float32))
+    agent.target.flat[:] = rng.normal(size=agent.target.flat.size)  # the two networks must differ
+    batch = agent.replay.sample(agent.rng, 16)
+    assert len(batch.next_rows) == batch.counts.sum() and batch.counts.min() == 0 and batch.counts.max() == 5
+    padded = agent.replay.next_rows[batch.index]  # (batch, width, features), padding included
+    q_online = agent.online.forward(padded.reshape(-1, 3)).reshape(16, -1)
+    q_target = agent.target.forward(padded.reshape(-1, 3)).reshape(16, -1)
+    expected = double_q_targets(batch.r, q_online, q_target, batch.counts, gamma=0.7)
+    assert agent.targets(batch) == pytest.approx(expected, rel=1e-5, abs=1e-6)
+
+
 def test_q_network_gradients_match_finite_differences():
     from focuscrawl.strategies.tres.ddqn import QNetwork
 

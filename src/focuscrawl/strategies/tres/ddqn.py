@@ -140,7 +140,7 @@ def double_q_targets(rewards: np.ndarray, q_online_next: np.ndarray, q_target_ne
     """y_i = r_i + gamma * q_target[i, argmax over the first counts[i] of q_online[i]]; counts[i] = 0 gives r_i.
 
     The argmax is the online network's, the value the target network's: that decoupling is what makes it
-    *double* Q-learning. Ties go to the first candidate. (``DDQN.train_step`` computes the same y, evaluating
+    *double* Q-learning. Ties go to the first candidate. (``DDQN.targets`` computes the same y, evaluating
     the target network only at the argmax rows.)
     """
     y = rewards.astype(np.float64).copy()
@@ -150,12 +150,21 @@ def double_q_targets(rewards: np.ndarray, q_online_next: np.ndarray, q_target_ne
     return y
 
 
+@dataclass
+class ReplayBatch:
+    index: np.ndarray       # ring positions of the transitions
+    x: np.ndarray           # (batch, features): x(s_t, a_t)
+    r: np.ndarray           # (batch,): r_{t+1}
+    next_rows: np.ndarray   # (sum of counts, features): every transition's real candidate rows, in batch order
+    counts: np.ndarray      # (batch,): candidate rows per transition (0 for an empty A~)
+
+
 class ReplayBuffer:
     """A ring buffer of (x, r, next-candidate rows); one more next row may be appended to a transition.
 
     Next rows live in one (capacity, width, features) array with a count per transition: sampling a batch is
-    then a gather and a mask instead of concatenating 64 small arrays (that was a quarter of a training step).
-    The array is allocated zeroed, so the OS commits its pages only as the ring fills.
+    then one gather of the real rows instead of concatenating 64 small arrays (that was a quarter of a
+    training step). The array is allocated zeroed, so the OS commits its pages only as the ring fills.
     """
 
     def __init__(self, capacity: int, n_features: int, width: int):
@@ -190,10 +199,16 @@ class ReplayBuffer:
             self.next_rows[i, n] = row
             self.next_count[i] = n + 1
 
-    def sample(self, rng: np.random.Generator, batch: int):
-        """(x, r, next rows as batch x width x features, real rows per transition)."""
+    def sample(self, rng: np.random.Generator, batch: int) -> ReplayBatch:
+        """A uniform batch; its next rows are gathered real rows only, transition after transition."""
         idx = rng.integers(self.size, size=batch)
-        return self.x[idx], self.r[idx], self.next_rows[idx], self.next_count[idx]
+        counts = self.next_count[idx]
+        # Positions of the real rows in the flattened ring: gathering only those reads ~1/3 of the bytes a
+        # padded (batch, width, features) copy would, and at 20,000 x 65 x 8 floats the ring is far out of cache.
+        first = np.cumsum(counts) - counts
+        flat = np.repeat(idx * self.width - first, counts) + np.arange(int(first[-1] + counts[-1]))
+        rows = self.next_rows.reshape(-1, self.next_rows.shape[2])[flat]
+        return ReplayBatch(idx, self.x[idx], self.r[idx], rows, counts)
 
 
 class DDQN:
@@ -229,23 +244,27 @@ class DDQN:
             self.target.copy_from(self.online)
 
     def train_step(self) -> float:
-        x, r, next_rows, counts = self.replay.sample(self.rng, self.config.batch_size)
-        y = r.astype(np.float32)
-        nonempty = np.flatnonzero(counts > 0)
-        if nonempty.size:
-            valid = np.arange(next_rows.shape[1]) < counts[:, None]
-            q_online = np.zeros(valid.shape, dtype=np.float32)
-            q_online[valid] = self.online.forward(next_rows[valid])  # real rows only, in one batch
-            best = online_argmax(q_online, counts)[nonempty]
-            # the target network is evaluated only at the online argmax rows (same y as double_q_targets)
-            y[nonempty] += self.config.gamma * self.target.forward(next_rows[nonempty, best])
-        loss, grads = self.online.loss_and_gradients(x, y)
+        batch = self.replay.sample(self.rng, self.config.batch_size)
+        loss, grads = self.online.loss_and_gradients(batch.x, self.targets(batch))
         # the authors clip gradients too; the squared TD error of the paper is the loss
         grads = clip_by_global_norm(grads, 1.0)
         self.optimizer.step([self.online.flat], [np.concatenate([g.ravel() for g in grads])])
         self.updates += 1
         self.last_loss = loss
         return loss
+
+    def targets(self, batch: ReplayBatch) -> np.ndarray:
+        """The double-Q targets y of ``double_q_targets``, with the target network evaluated only at the online
+        argmax rows and the online network over all real candidate rows in one forward pass."""
+        y = batch.r.astype(np.float32)
+        nonempty = np.flatnonzero(batch.counts > 0)
+        if nonempty.size:
+            valid = np.arange(self.replay.width) < batch.counts[:, None]
+            q_online = np.zeros(valid.shape, dtype=np.float32)
+            q_online[valid] = self.online.forward(batch.next_rows)
+            best = online_argmax(q_online, batch.counts)[nonempty]
+            y[nonempty] += self.config.gamma * self.target.forward(self.replay.next_rows[batch.index[nonempty], best])
+        return y
 
 
 def epsilon_at(step: int, explore_steps: int, eps_start: float, eps_end: float, decay_steps: int) -> float:
