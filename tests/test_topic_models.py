@@ -143,3 +143,27 @@ def test_tfidf_fast_path_equals_scikit_learn_and_survives_pickling():
     np.testing.assert_allclose(model.predict_proba(texts), model.predict_proba_sklearn(texts), rtol=0, atol=1e-12)
     loaded = pickle.loads(pickle.dumps(model))
     np.testing.assert_allclose(loaded.predict_proba(texts), model.predict_proba(texts), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("model_class", ["tfidf", "svm"])
+def test_refitting_on_the_same_texts_reuses_the_vocabulary_and_changes_nothing(toy, model_class):
+    from focuscrawl.topic import relevance
+    from focuscrawl.topic.relevance import TfidfRelevanceModel
+
+    make = {"tfidf": TfidfRelevanceModel, "svm": SvmRelevanceModel}[model_class]
+    topic, test_texts, _ = toy
+    texts, labels = topic.example_texts, topic.example_labels
+    first = make(seed=0).fit(texts, labels)
+    second = make(seed=1).fit(texts, labels)
+    assert second.vectorizer is first.vectorizer  # the per-process cache answered
+    relevance._FITTED_VECTORIZERS.clear()
+    fresh = make(seed=1).fit(texts, labels)
+    assert fresh.vectorizer is not first.vectorizer
+    assert np.array_equal(second.predict_proba(test_texts), fresh.predict_proba(test_texts))
+    # refitting a model that holds the shared vectorizer on other texts must not touch the other model
+    before = first.predict_proba(test_texts)
+    relevance._FITTED_VECTORIZERS.clear()
+    make(seed=0).fit(texts, labels)
+    second.fit(test_texts, [1] * 20 + [0] * 20)
+    assert second.vectorizer is not first.vectorizer
+    assert np.array_equal(first.predict_proba(test_texts), before)

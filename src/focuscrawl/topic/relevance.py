@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from itertools import repeat
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+import scipy.sparse
+from sklearn.base import clone
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
@@ -21,6 +24,34 @@ class RelevanceModel(Protocol):
     def fit(self, texts: Sequence[str], labels: Sequence[int]) -> RelevanceModel: ...
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+_FITTED_VECTORIZERS: OrderedDict[tuple, tuple[TfidfVectorizer, scipy.sparse.csr_matrix]] = OrderedDict()
+_FITTED_VECTORIZERS_KEPT = 4
+
+
+def fit_vectorizer(vectorizer: TfidfVectorizer, texts: Sequence[str]) -> tuple[TfidfVectorizer, scipy.sparse.csr_matrix]:
+    """``vectorizer.fit_transform(texts)``, remembered for the last few (settings, texts) of the process.
+
+    A benchmark trains TF-IDF models on the same example texts again and again (the oracle's reward, then
+    TRES's anchor model once per run with that run's seed), and on full example pages the vocabulary count
+    and sort take about 2 s, while the fitted vocabulary depends only on the settings and the texts. The
+    returned vectorizer is a fitted copy, possibly shared between models: they only read it after fitting.
+    """
+    texts = list(texts)
+    digest = hashlib.blake2b(digest_size=16)
+    for text in texts:
+        digest.update(text.encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+    key = (repr(sorted(vectorizer.get_params().items())), len(texts), digest.hexdigest())
+    if key in _FITTED_VECTORIZERS:
+        _FITTED_VECTORIZERS.move_to_end(key)
+    else:
+        fitted = clone(vectorizer)  # never refit the caller's object: it may be a shared, cached one
+        _FITTED_VECTORIZERS[key] = (fitted, fitted.fit_transform(texts))
+        while len(_FITTED_VECTORIZERS) > _FITTED_VECTORIZERS_KEPT:
+            _FITTED_VECTORIZERS.popitem(last=False)
+    return _FITTED_VECTORIZERS[key]
 
 
 class TfidfRelevanceModel:
@@ -38,7 +69,7 @@ class TfidfRelevanceModel:
         self.model = LogisticRegression(C=10.0, class_weight="balanced", max_iter=2000, random_state=seed)
 
     def fit(self, texts: Sequence[str], labels: Sequence[int]) -> TfidfRelevanceModel:
-        features = self.vectorizer.fit_transform(list(texts))
+        self.vectorizer, features = fit_vectorizer(self.vectorizer, texts)
         self.model.fit(features, np.asarray(labels, dtype=int))
         self._prepare_fast_path()
         return self

@@ -20,6 +20,8 @@ import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.svm import LinearSVC
 
+from focuscrawl.topic.relevance import fit_vectorizer
+
 FORMAT = "focuscrawl.relevance/1"
 
 
@@ -33,7 +35,8 @@ class SvmRelevanceModel:
         self.model = LinearSVC(C=C, random_state=seed)
 
     def fit(self, texts: Sequence[str], labels: Sequence[int]) -> SvmRelevanceModel:
-        self.model.fit(self.vectorizer.fit_transform(list(texts)), np.asarray(labels, dtype=int))
+        self.vectorizer, features = fit_vectorizer(self.vectorizer, texts)
+        self.model.fit(features, np.asarray(labels, dtype=int))
         return self
 
     def decision_function(self, texts: Sequence[str]) -> np.ndarray:
