@@ -82,6 +82,17 @@ def test_short_anchor_texts_are_scored_in_a_batch(fitted):
     assert probs[0] > probs[1] and probs[2] > probs[1]
 
 
+@pytest.mark.parametrize("name", ["bilstm", "kwbilstm"])
+def test_a_texts_probability_does_not_depend_on_its_batch(fitted, toy, name):
+    # batches are padded to their longest text: the padding is masked, so only float rounding may differ
+    # (the dense layers see a different number of rows)
+    model, long_texts = fitted[name], toy[1][:3]
+    anchors = ["songbird nest", "railway timetable", "owl", ""]
+    alone = np.concatenate([model.predict_proba([t]) for t in anchors + long_texts])
+    together = model.predict_proba(anchors + long_texts)
+    np.testing.assert_allclose(together, alone, rtol=1e-5, atol=1e-7)
+
+
 @pytest.mark.parametrize("name", ["svm", "bilstm", "kwbilstm"])
 def test_save_load_round_trip_is_exact(fitted, toy, tmp_path, name):
     path = tmp_path / f"{name}.model"

@@ -111,13 +111,17 @@ class BiLSTMRelevanceModel:
     # -- features -------------------------------------------------------------------------------------
     def _encode(self, texts: Sequence[str]) -> tuple[torch.Tensor, ...]:
         L, dim = self.config.max_words, self.vectors.dim
-        x = np.zeros((len(texts), L, dim), dtype=np.float32)
+        tokenized = [tokenize(text) for text in texts]
+        kept = [[w for w in tokens if len(w) > 1 and w not in STOPWORDS][:L] for tokens in tokenized]
+        # Padded to the batch's longest text, not to L: a batch of anchors is a few words long, and packing a
+        # (batch, 150, dim) tensor that is 97% padding cost more than the BiLSTM itself. Padding is masked, so
+        # the probabilities are the same.
+        width = max(1, max(map(len, kept), default=0))
+        x = np.zeros((len(texts), width, dim), dtype=np.float32)
         lengths = np.zeros(len(texts), dtype=np.int64)
         ek = np.zeros((len(texts), self.ek_dim), dtype=np.float32)
         lk = np.zeros((len(texts), LK_DIM if self.keywords is not None else 0), dtype=np.float32)
-        for i, text in enumerate(texts):
-            tokens = tokenize(text)
-            words = [w for w in tokens if len(w) > 1 and w not in STOPWORDS][:L]
+        for i, (tokens, words) in enumerate(zip(tokenized, kept)):
             if words:
                 x[i, :len(words)] = self.vectors.vectors(words)
             lengths[i] = len(words)
