@@ -49,11 +49,12 @@ def main() -> None:
     parser.add_argument("size", type=int, help="frontier size to grow to")
     parser.add_argument("steps", type=int, help="timed steps")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reward-model", default="kwbilstm", help="as bench-policy's (tfidf: the policy alone)")
     args = parser.parse_args()
 
     web = SyntheticWeb(args.seed, hosts=max(100, args.size // 50))
     policy = make_policy("tres")
-    policy.reset(web.context(args.seed))
+    policy.reset(web.context(args.seed, args.reward_model))
     step = 0
 
     def run(count: int) -> float:

@@ -10,9 +10,9 @@ from focuscrawl.cli.bench_policy import Clock, TimedClassifier
 from focuscrawl.cli.main import app
 
 
-def _rows(*args: str) -> list[dict]:
+def _rows(*args: str, reward_model: str = "tfidf") -> list[dict]:
     result = CliRunner().invoke(app, ["bench-policy", "--frontier-sizes", "300,1500", "--steps", "15",
-                                      "--sync-steps", "5", "--json", *args])
+                                      "--sync-steps", "5", "--json", "--reward-model", reward_model, *args])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout[result.stdout.index("["):])
 
@@ -35,6 +35,17 @@ def test_bench_policy_passes_strategy_options_and_rejects_bad_ones():
     result = CliRunner().invoke(app, ["bench-policy", "--frontier-sizes", "100", "--strategies", "tres",
                                       "--set", "tres.anchor_model=nonsense"])
     assert result.exit_code == 2 and "anchor_model must be" in result.output
+    result = CliRunner().invoke(app, ["bench-policy", "--frontier-sizes", "100", "--reward-model", "nonsense"])
+    assert result.exit_code == 2 and "--reward-model must be one of" in result.output
+
+
+def test_bench_policy_times_each_strategy_with_its_own_reward_model_by_default():
+    result = CliRunner().invoke(app, ["bench-policy", "--frontier-sizes", "300", "--steps", "15", "--json",
+                                      "--strategies", "tres,tree-random"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout[result.stdout.index("["):])
+    assert [(r["strategy"], r["reward_model"]) for r in rows] == [("tres", "kwbilstm"), ("tree-random", "kwbilstm")]
+    assert all(0 < r["classifier_ms"] < r["ms_per_decision"] for r in rows)
 
 
 def test_nested_timed_classifiers_count_once():

@@ -10,9 +10,12 @@ links per page, so the frontier stays near the size being measured.
 Synthetic load (documented choice: generated observations, no offline web needed). URLs are unique,
 ``http://h{k}.example/p{n}``, on ``max(100, size/50)`` hosts; anchors are three words from a 2,000-word
 vocabulary in which 20 words are "topic" words, more frequent on relevant pages (reward 1 with probability
-0.3). The classifier is a TF-IDF model trained on such anchors, the keywords five topic words. With
-``--web DIR`` the anchors are instead drawn from that offline web's link anchors (keywords: its five most
-frequent anchor words of 4+ letters), which gives realistic anchor lengths and vocabulary.
+0.3). The reward classifier is trained on 2,000 such anchors, the keywords are five topic words. It is the
+strategy's own reward model (KwBiLSTM for ``tres``), as in a real crawl: TRES scores every new anchor with
+it, so it is part of a decision's cost; ``--reward-model tfidf`` swaps in a cheap TF-IDF model to time the
+policy alone. With ``--web DIR`` the anchors are instead drawn from that offline web's link anchors
+(keywords: its five most frequent anchor words of 4+ letters), which gives realistic anchor lengths and
+vocabulary, and anchors that repeat as on a real web (so the anchor cache answers most of them).
 
 Growth uses ``--growth-outlinks`` links per page; a strategy whose ``select`` scans the whole frontier
 (``tres-sync``) grows with bigger pages (at most ``--sync-growth-steps`` steps per size) and is timed on
@@ -35,10 +38,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from focuscrawl.strategies import CrawlContext, make_policy
+from focuscrawl.strategies import STRATEGIES, CrawlContext, make_policy
 from focuscrawl.strategies.base import Policy
 from focuscrawl.topic.inputs import TopicInputs
-from focuscrawl.topic.relevance import TfidfRelevanceModel
+from focuscrawl.topic.models import RELEVANCE_MODELS, train_relevance_model
 from focuscrawl.types import Observation, Outlink, Page
 
 console = Console(stderr=True)
@@ -118,7 +121,7 @@ class SyntheticWeb:
         return Observation(step, url, page, 1.0 if relevant else 0.0, 1.0 if relevant else 0.0,
                            self.links(n_links, relevant))
 
-    def context(self, seed: int) -> CrawlContext:
+    def context(self, seed: int, reward_model: str = "tfidf") -> CrawlContext:
         gen = np.random.default_rng(seed + 1)
         if self.anchors is not None:
             sample = [self.anchors[int(i)] for i in gen.integers(len(self.anchors), size=2000)]
@@ -131,7 +134,7 @@ class SyntheticWeb:
             labels = [int(any(w in a.split() for w in self.topic_words)) for a in sample]
             keywords = self.topic_words[:5]
         topic = TopicInputs("synthetic", keywords, sample, labels)
-        classifier = TfidfRelevanceModel(seed=seed).fit(sample, labels)
+        classifier = train_relevance_model(reward_model, topic, seed)
         seeds = [f"http://seed{i}.example/" for i in range(10)]
         return CrawlContext(topic=topic, classifier=classifier, seeds=seeds, budget=10**9, seed=seed)
 
@@ -158,10 +161,11 @@ def _leaves(policy: Policy) -> int:
 
 def run_policy_bench(strategy: str, sizes: list[int], steps: int, growth_outlinks: int, timed_outlinks: int,
                      seed: int, anchors: list[str] | None, sync_steps: int, sync_growth_steps: int,
-                     options: dict | None = None) -> list[dict]:
+                     options: dict | None = None, reward_model: str | None = None) -> list[dict]:
     scans_frontier = strategy.endswith("sync")
+    reward_model = reward_model or STRATEGIES[strategy].reward_model
     web = SyntheticWeb(seed, hosts=max(100, max(sizes) // 50), anchors=anchors)
-    context = web.context(seed)
+    context = web.context(seed, reward_model)
     classifier = Clock()
     context.classifier = TimedClassifier(context.classifier, classifier)
     policy = make_policy(strategy, **(options or {}))
@@ -215,7 +219,8 @@ def run_policy_bench(strategy: str, sizes: list[int], steps: int, growth_outlink
             step += 1
             done += 1
         rows.append({
-            "strategy": strategy, "size": size, "frontier": _frontier_size(policy), "steps": done,
+            "strategy": strategy, "reward_model": reward_model, "size": size, "frontier": _frontier_size(policy),
+            "steps": done,
             "ms_per_decision": 1000.0 * elapsed / max(done, 1),
             "decisions_per_s": done / elapsed if elapsed else float("nan"),
             "classifier_ms": 1000.0 * (classifier.seconds - classifier_before) / max(done, 1),
@@ -239,13 +244,18 @@ def bench_policy(
     json_output: Annotated[bool, typer.Option("--json", help="print the rows as JSON instead of a table")] = False,
     options: Annotated[list[str] | None, typer.Option("--set", "-s", help="strategy hyper-parameter: "
                                                       "STRATEGY.KEY=VALUE, e.g. tres.anchor_model=reward")] = None,
+    reward_model: Annotated[str | None, typer.Option(help="reward classifier for every strategy (default: "
+                                                     "each strategy's own, KwBiLSTM for tres); tfidf times "
+                                                     "the policy with a cheap one")] = None,
 ) -> None:
     """Decisions per second (learning included), memory per frontier URL and leaves vs frontier size."""
     sizes = sorted(int(s) for s in frontier_sizes.split(",") if s.strip())
     names = [s.strip() for s in strategies.split(",") if s.strip()]
-    from focuscrawl.cli.main import _run, parse_strategy_options
+    from focuscrawl.cli.main import _run, fail, parse_strategy_options
 
     strategy_options = _run(lambda: parse_strategy_options(options or []))
+    if reward_model is not None and reward_model not in RELEVANCE_MODELS:
+        fail(f"--reward-model must be one of {', '.join(sorted(RELEVANCE_MODELS))}, got {reward_model!r}")
     for name in names:  # bad names or options fail here, before minutes of frontier growth
 
         def check(name: str = name) -> None:
@@ -259,16 +269,16 @@ def bench_policy(
     rows = []
     for name in names:
         rows += run_policy_bench(name, sizes, steps, growth_outlinks, timed_outlinks, seed, anchors, sync_steps,
-                                 sync_growth_steps, strategy_options.get(name))
+                                 sync_growth_steps, strategy_options.get(name), reward_model)
     if json_output:
         out.print_json(json.dumps(rows))
         return
     table = Table(title="policy decision benchmark (select + observe, learning included)")
-    for title in ("strategy", "frontier", "timed steps", "ms/decision", "of which classifier", "decisions/s",
-                  "bytes/URL", "leaves", "crawl steps"):
+    for title in ("strategy", "reward model", "frontier", "timed steps", "ms/decision", "of which classifier",
+                  "decisions/s", "bytes/URL", "leaves", "crawl steps"):
         table.add_column(title, justify="left" if title == "strategy" else "right")
     for r in rows:
-        table.add_row(r["strategy"], f"{r['frontier']:,}", str(r["steps"]), f"{r['ms_per_decision']:.3f}",
+        table.add_row(r["strategy"], r["reward_model"], f"{r['frontier']:,}", str(r["steps"]), f"{r['ms_per_decision']:.3f}",
                       f"{r['classifier_ms']:.3f}",
                       f"{r['decisions_per_s']:,.0f}", f"{r['bytes_per_url']:,.0f}", f"{r['leaves']:,}",
                       f"{r['crawl_steps']:,}")
