@@ -1,0 +1,87 @@
+"""Would compiled code make TRES's Double-DQN update faster? A numba prototype of the target, against NumPy.
+
+The update's biggest part is the Double-DQN target: the online network over every candidate row of the 64
+sampled transitions (about 1,300 rows of 8 features), an argmax per transition, the target network at the
+argmax rows. ``DDQN.targets`` does it with batched NumPy matrix products; this script times it against a
+numba kernel that loops over rows (the natural compiled version), on a replay filled like a crawl's (21
+candidate rows per transition), and checks that both give the same targets. numba is not a dependency of
+focuscrawl: install it for this experiment only.
+
+    pip install numba==0.68.1 && python benchmarks/numba_ddqn_target.py
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numba import njit
+from threadpoolctl import threadpool_limits
+
+from focuscrawl.strategies.tres.ddqn import LEAK, DDQN, DDQNConfig
+
+
+@njit(cache=False)
+def _q(x, w1, b1, w2, b2, w3, b3, h1, h2):
+    for j in range(w1.shape[1]):
+        h1[j] = b1[j]
+    for k in range(w1.shape[0]):
+        for j in range(w1.shape[1]):
+            h1[j] += x[k] * w1[k, j]
+    for j in range(w1.shape[1]):
+        if h1[j] < 0:
+            h1[j] *= LEAK
+    for j in range(w2.shape[1]):
+        h2[j] = b2[j]
+    for k in range(w2.shape[0]):
+        for j in range(w2.shape[1]):
+            h2[j] += h1[k] * w2[k, j]
+    out = b3[0]
+    for j in range(w2.shape[1]):
+        out += (h2[j] if h2[j] > 0 else LEAK * h2[j]) * w3[j, 0]
+    return out
+
+
+@njit(cache=False)
+def _targets(index, r, next_rows, next_count, gamma, online, target):
+    ow1, ob1, ow2, ob2, ow3, ob3 = online
+    tw1, tb1, tw2, tb2, tw3, tb3 = target
+    h1, h2 = np.empty(ow1.shape[1], np.float32), np.empty(ow2.shape[1], np.float32)
+    y = np.empty(index.shape[0], np.float32)
+    for i in range(index.shape[0]):
+        t = index[i]
+        y[i] = r[t]
+        best, best_q = -1, -np.inf
+        for j in range(next_count[t]):
+            q = _q(next_rows[t, j], ow1, ob1, ow2, ob2, ow3, ob3, h1, h2)
+            if q > best_q:
+                best, best_q = j, q
+        if best >= 0:
+            y[i] += gamma * _q(next_rows[t, best], tw1, tb1, tw2, tb2, tw3, tb3, h1, h2)
+    return y
+
+
+def main(repeats: int = 3000) -> None:
+    threadpool_limits(1)
+    rng = np.random.default_rng(0)
+    agent = DDQN(8, DDQNConfig(), seed=0)
+    for _ in range(agent.config.replay_size):
+        agent.replay.add(rng.random(8, dtype=np.float32), float(rng.random() < 0.3),
+                         rng.random((21, 8), dtype=np.float32))
+    agent.target.flat[:] = rng.normal(0, 0.3, agent.target.flat.size)
+    batch = agent.replay.sample(agent.rng, agent.config.batch_size)
+    replay = agent.replay
+    args = (batch.index, replay.r, replay.next_rows, replay.next_count, np.float32(agent.config.gamma),
+            tuple(agent.online.params), tuple(agent.target.params))
+    compiled = _targets(*args)  # compiles
+    np.testing.assert_allclose(compiled, agent.targets(batch), rtol=1e-5, atol=1e-6)
+    for name, run in (("numpy DDQN.targets", lambda: agent.targets(batch)), ("numba row loop", lambda: _targets(*args))):
+        started = time.perf_counter()
+        for _ in range(repeats):
+            run()
+        print(f"{name:20s} {1e6 * (time.perf_counter() - started) / repeats:7.1f} us per batch "
+              f"({int(batch.counts.sum())} candidate rows)")
+
+
+if __name__ == "__main__":
+    main()
