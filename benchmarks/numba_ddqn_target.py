@@ -75,7 +75,8 @@ def main(repeats: int = 3000) -> None:
             tuple(agent.online.params), tuple(agent.target.params))
     compiled = _targets(*args)  # compiles
     np.testing.assert_allclose(compiled, agent.targets(batch), rtol=1e-5, atol=1e-6)
-    for name, run in (("numpy DDQN.targets", lambda: agent.targets(batch)), ("numba row loop", lambda: _targets(*args))):
+    contenders = (("numpy DDQN.targets", lambda: agent.targets(batch)), ("numba row loop", lambda: _targets(*args)))
+    for name, run in contenders:
         started = time.perf_counter()
         for _ in range(repeats):
             run()

@@ -278,8 +278,8 @@ def bench_policy(
                   "decisions/s", "bytes/URL", "leaves", "crawl steps"):
         table.add_column(title, justify="left" if title == "strategy" else "right")
     for r in rows:
-        table.add_row(r["strategy"], r["reward_model"], f"{r['frontier']:,}", str(r["steps"]), f"{r['ms_per_decision']:.3f}",
-                      f"{r['classifier_ms']:.3f}",
+        table.add_row(r["strategy"], r["reward_model"], f"{r['frontier']:,}", str(r["steps"]),
+                      f"{r['ms_per_decision']:.3f}", f"{r['classifier_ms']:.3f}",
                       f"{r['decisions_per_s']:,.0f}", f"{r['bytes_per_url']:,.0f}", f"{r['leaves']:,}",
                       f"{r['crawl_steps']:,}")
     out.print(table)

@@ -30,7 +30,8 @@ _FITTED_VECTORIZERS: OrderedDict[tuple, tuple[TfidfVectorizer, scipy.sparse.csr_
 _FITTED_VECTORIZERS_KEPT = 4
 
 
-def fit_vectorizer(vectorizer: TfidfVectorizer, texts: Sequence[str]) -> tuple[TfidfVectorizer, scipy.sparse.csr_matrix]:
+def fit_vectorizer(vectorizer: TfidfVectorizer,
+                   texts: Sequence[str]) -> tuple[TfidfVectorizer, scipy.sparse.csr_matrix]:
     """``vectorizer.fit_transform(texts)``, remembered for the last few (settings, texts) of the process.
 
     A benchmark trains TF-IDF models on the same example texts again and again (the oracle's reward, then
