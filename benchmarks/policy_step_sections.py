@@ -4,7 +4,7 @@ Grows a ``tres`` frontier on ``bench-policy``'s synthetic load to SIZE URLs, tim
 observe, learning included), then wraps the main methods with timers and runs STEPS more steps, printing
 milliseconds per step for each (nested sections overlap: ``observe`` contains ``train_step``, and so on).
 
-    python benchmarks/policy_step_sections.py 1000000 1000
+    python benchmarks/policy_step_sections.py 1000000 1000 [--web webs/wikispeedia] [--reward-model tfidf]
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 import time
 from collections import defaultdict
+from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
-from focuscrawl.cli.bench_policy import SyntheticWeb, _frontier_size
+from focuscrawl.cli.bench_policy import SyntheticWeb, _frontier_size, _web_anchors
 from focuscrawl.strategies import make_policy
 from focuscrawl.strategies.tres import agent, ddqn, features, tree_frontier
 from focuscrawl.types import Observation, Page
@@ -50,9 +51,11 @@ def main() -> None:
     parser.add_argument("steps", type=int, help="timed steps")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reward-model", default="kwbilstm", help="as bench-policy's (tfidf: the policy alone)")
+    parser.add_argument("--web", type=Path, help="as bench-policy's: anchors drawn from this offline web's links")
     args = parser.parse_args()
 
-    web = SyntheticWeb(args.seed, hosts=max(100, args.size // 50))
+    anchors = _web_anchors(args.web) if args.web else None
+    web = SyntheticWeb(args.seed, hosts=max(100, args.size // 50), anchors=anchors)
     policy = make_policy("tres")
     policy.reset(web.context(args.seed, args.reward_model))
     step = 0
