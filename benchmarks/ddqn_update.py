@@ -1,13 +1,15 @@
-"""Would compiled code make TRES's Double-DQN update faster? A numba prototype of the target, against NumPy.
+"""TRES's Double-DQN update on its own, and whether compiled code would make its target faster.
 
-The update's biggest part is the Double-DQN target: the online network over every candidate row of the 64
-sampled transitions (about 1,300 rows of 8 features), an argmax per transition, the target network at the
-argmax rows. ``DDQN.targets`` does it with batched NumPy matrix products; this script times it against a
-numba kernel that loops over rows (the natural compiled version), on a replay filled like a crawl's (21
-candidate rows per transition), and checks that both give the same targets. numba is not a dependency of
-focuscrawl: install it for this experiment only.
+Fills a replay like a crawl's (20,000 transitions, 21 candidate rows each) and times, in a loop with
+nothing else running between calls, a whole update (``DDQN.train_step``) and its biggest part, the
+Double-DQN target (``DDQN.targets``: the online network over every candidate row of the 64 sampled
+transitions, about 1,300 rows of 8 features, an argmax per transition, the target network at the argmax
+rows, as batched NumPy matrix products). With numba installed it also times a numba kernel that loops over
+rows (the natural compiled version) and checks that it gives the same targets. numba is not a dependency
+of focuscrawl: install it for this experiment only.
 
-    pip install numba==0.68.1 && python benchmarks/numba_ddqn_target.py
+    python benchmarks/ddqn_update.py
+    pip install numba==0.68.1 && python benchmarks/ddqn_update.py
 """
 
 from __future__ import annotations
@@ -15,13 +17,21 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from numba import njit
 from threadpoolctl import threadpool_limits
 
 from focuscrawl.strategies.tres.ddqn import LEAK, DDQN, DDQNConfig
 
+try:
+    from numba import njit
+except ImportError:  # the NumPy timings still run
+    njit = None
 
-@njit(cache=False)
+
+def _jit(function):
+    return njit(cache=False)(function) if njit is not None else function
+
+
+@_jit
 def _q(x, w1, b1, w2, b2, w3, b3, h1, h2):
     for j in range(w1.shape[1]):
         h1[j] = b1[j]
@@ -42,7 +52,7 @@ def _q(x, w1, b1, w2, b2, w3, b3, h1, h2):
     return out
 
 
-@njit(cache=False)
+@_jit
 def _targets(index, r, next_rows, next_count, gamma, online, target):
     ow1, ob1, ow2, ob2, ow3, ob3 = online
     tw1, tb1, tw2, tb2, tw3, tb3 = target
@@ -73,15 +83,19 @@ def main(repeats: int = 3000) -> None:
     replay = agent.replay
     args = (batch.index, replay.r, replay.next_rows, replay.next_count, np.float32(agent.config.gamma),
             tuple(agent.online.params), tuple(agent.target.params))
-    compiled = _targets(*args)  # compiles
-    np.testing.assert_allclose(compiled, agent.targets(batch), rtol=1e-5, atol=1e-6)
-    contenders = (("numpy DDQN.targets", lambda: agent.targets(batch)), ("numba row loop", lambda: _targets(*args)))
+    contenders = [("DDQN.train_step", agent.train_step), ("DDQN.targets (NumPy)", lambda: agent.targets(batch))]
+    if njit is not None:
+        np.testing.assert_allclose(_targets(*args), agent.targets(batch), rtol=1e-5, atol=1e-6)  # compiles too
+        contenders.append(("targets, numba row loop", lambda: _targets(*args)))
+    print(f"batches of {agent.config.batch_size} transitions; the timed targets' batch has "
+          f"{int(batch.counts.sum())} candidate rows")
     for name, run in contenders:
         started = time.perf_counter()
         for _ in range(repeats):
             run()
-        print(f"{name:20s} {1e6 * (time.perf_counter() - started) / repeats:7.1f} us per batch "
-              f"({int(batch.counts.sum())} candidate rows)")
+        print(f"{name:24s} {1e6 * (time.perf_counter() - started) / repeats:7.1f} us per call")
+    if njit is None:
+        print("numba not installed: no compiled comparison")
 
 
 if __name__ == "__main__":
