@@ -205,8 +205,8 @@ class ReplayBuffer:
         counts = self.next_count[idx]
         # Positions of the real rows in the flattened ring: gathering only those reads ~1/3 of the bytes a
         # padded (batch, width, features) copy would, and at 20,000 x 65 x 8 floats the ring is far out of cache.
-        first = np.cumsum(counts) - counts
-        flat = np.repeat(idx * self.width - first, counts) + np.arange(int(first[-1] + counts[-1]))
+        first = np.cumsum(counts) - counts  # where each transition's rows start in the gathered block
+        flat = np.repeat(idx * self.width - first, counts) + np.arange(int(counts.sum()))
         rows = self.next_rows.reshape(-1, self.next_rows.shape[2])[flat]
         return ReplayBatch(idx, self.x[idx], self.r[idx], rows, counts)
 
