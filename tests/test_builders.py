@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 import focuscrawl.web
+from focuscrawl.web import resolve_web_dir
 from focuscrawl.web.html import parse_html, render_html
 from focuscrawl.web.store import OfflineWeb, label_matches
-from focuscrawl.web.webkb import LABELS, build_webkb, decode_body, split_response
+from focuscrawl.web.webkb import LABELS, build_webkb, split_response
 from focuscrawl.web.wikispeedia import (
     EMBEDDED_TOPICS,
     article_url,
@@ -135,6 +136,7 @@ WEBKB_FILES = {
         b'<a href="syllabus.html">Syllabus</a> <a href="../../../People/bob/">Bob</a> '
         b'<a href="http://WWW.CS.UTEXAS.EDU:80/users/bob/#x">Bob at Texas</a> '
         b'<a href="mailto:cs100@cs.cornell.edu">mail</a></body></html>'
+        b"\x00\x00\x00"  # NUL padding, as in a few files of the 1997 crawl
     ),
     "course/cornell/http:^^www.cs.cornell.edu^Info^Courses^CS100^syllabus.html": (
         b"Date: Tue, 14 Jan 1997 21:00:00 GMT\nContent-type: text/plain\n\nWeek 1: loops.\n"
@@ -171,7 +173,7 @@ def test_webkb_headers_links_and_labels(webkb_src: Path, tmp_path: Path) -> None
     page = web.fetch(course)
     assert page.status == 200 and page.title == "CS100 Home"
     assert "MIME-Version" not in page.text and "Content-Length" not in page.text
-    assert web.html(course).startswith("<html>")
+    assert web.html(course).startswith("<html>") and "\x00" not in web.html(course)
     assert [(link.url, link.anchor) for link in page.outlinks] == [
         (course + "syllabus.html", "Syllabus"),
         ("http://www.cs.cornell.edu/People/bob/", "Bob"),
@@ -197,13 +199,15 @@ def test_webkb_headers_links_and_labels(webkb_src: Path, tmp_path: Path) -> None
     assert "Craven" in web.meta["citation"] and web.meta["name"] == "webkb"
 
 
-def test_webkb_response_splitting_and_decoding() -> None:
+def test_webkb_response_splitting() -> None:
     headers, body = split_response(b"HTTP/1.0 200 OK\r\nContent-Type: text/html; charset=iso-8859-1\r\n\r\n<p>x")
     assert headers["content-type"].endswith("iso-8859-1") and body == b"<p>x"
     assert split_response(b"<html>Note: no headers\n\nhere</html>") == ({}, b"<html>Note: no headers\n\nhere</html>")
-    assert decode_body(b"caf\xe9") == "café"  # not UTF-8: Windows-1252/Latin-1 fallback
-    assert decode_body(b"caf\xc3\xa9") == "café"
-    assert decode_body(b"\xe9", "text/html; charset=no-such-codec") == "é"
+
+
+def test_web_names_resolve_to_directories() -> None:
+    assert resolve_web_dir("embedded") == resolve_web_dir("demo") == EMBEDDED
+    assert resolve_web_dir("webs/webkb") == Path("webs/webkb")
 
 
 def test_embedded_web_opens_with_both_topics() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from focuscrawl.web.http import FetchConfig, HttpFetcher, decode_html, parse_retry_after
+from focuscrawl.web.http import FetchConfig, HttpFetcher, parse_retry_after
 from focuscrawl.web.safety import AddressPolicy, BlockedAddressError, CachingResolver, check_url, is_trap_url
 from focuscrawl.web.serve import serve_web
 from focuscrawl.web.store import WebWriter
@@ -167,19 +167,6 @@ def test_min_delay_and_crawl_delay_between_requests_to_one_host(web_dir):
     assert min(b - a for a, b in zip(times, times[1:])) >= 0.4, "robots.txt Crawl-delay is honoured"
 
 
-def test_host_ready_in_reports_the_schedule(web_dir):
-    async def go():
-        async with serve_web(web_dir) as server:
-            async with HttpFetcher(FetchConfig.loopback(server.hosts, min_delay=0.5)) as fetcher:
-                assert fetcher.host_ready_in(f"{A}/p0") == 0.0
-                await fetcher.fetch(f"{A}/p0")
-                wait = fetcher.host_ready_in(f"{A}/p1")
-                assert 0.3 < wait <= 0.5
-                assert fetcher.host_ready_in(f"{B}/p1") == 0.0
-
-    run(go())
-
-
 def test_429_with_retry_after_backs_off_and_retries(web_dir):
     THROTTLE_HITS.clear()
     pages, log, _ = run(_fetch_all(web_dir, [f"{A}/throttled"]))
@@ -278,8 +265,6 @@ def test_refusals_without_network():
                                                 "::ffff:127.0.0.1", "240.0.0.1"))
     assert policy.allows("93.184.216.34") and AddressPolicy(allow_loopback=True).allows("127.5.6.7")
     assert parse_retry_after("7") == 7.0 and parse_retry_after("soon") is None
-    assert decode_html("h\u00e9".encode()) == "h\u00e9" and decode_html("h\u00e9".encode("cp1252")) == "h\u00e9"
-    assert decode_html(b"\xef\xbb\xbfok") == "ok"
 
 
 def test_timeouts_and_traps_cost_no_hang(web_dir):

@@ -12,7 +12,7 @@ from pathlib import Path
 import aiohttp
 
 from focuscrawl.types import Link
-from focuscrawl.web import embedded_web_dir
+from focuscrawl.web import resolve_web_dir
 from focuscrawl.web.html import parse_html
 from focuscrawl.web.http import FetchConfig, HttpFetcher
 from focuscrawl.web.serve import allocate_addresses, serve_web
@@ -66,7 +66,7 @@ def test_served_stored_html_web_equals_offline_fetch(tmp_path):
 def test_served_embedded_web_matches_offline_fetch():
     """A text-only web served over HTTP reads back exactly as the in-process fetch: same title, text and
     links in the same order. This is what makes a served crawl equal to the offline crawl."""
-    web_dir = embedded_web_dir()
+    web_dir = resolve_web_dir("embedded")
     web = OfflineWeb(web_dir)
     urls = [r.url for r in web.records()][:80]
     offline, served = run(_fetch_both(web_dir, urls))

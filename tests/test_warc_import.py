@@ -9,8 +9,9 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from focuscrawl.types import Link
+from focuscrawl.web.html import decode_html, looks_like_html
 from focuscrawl.web.store import OfflineWeb
-from focuscrawl.web.warc_import import LabelsFormatError, decode_html, import_warc
+from focuscrawl.web.warc_import import LabelsFormatError, import_warc
 
 HOME = """<!DOCTYPE html><html><head><title>Home page</title></head><body>
 <p>Welcome to the example site about mammals.</p>

@@ -1,10 +1,15 @@
-"""HTML in and out: extract title, main text and outlinks from a page; render a page from text and links.
+"""HTML in and out: recognise and decode a page's bytes, extract title, main text and outlinks, and render
+a page from text and links.
 
+Every way a page arrives (a live fetch, a WARC record, a WebKB file) goes through the same sniffer and
+decoder here, so the same bytes always become the same text. Both follow what browsers do (the WHATWG
+standards), because authors checked their pages in a browser: that is the reading they meant.
 Parsing uses selectolax (Lexbor): fast, and as forgiving of broken 1990s HTML as a browser is.
 """
 
 from __future__ import annotations
 
+import codecs
 import html as html_lib
 import re
 
@@ -16,6 +21,86 @@ from focuscrawl.urls import normalize_url
 _SPACES = re.compile(r"\s+")
 # Navigation is not main text; dropping it also makes rendered pages parse back to their stored text.
 _DROP_TAGS = ["script", "style", "noscript", "template", "svg", "nav"]
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+# Types that may be HTML served carelessly: the bytes decide (``looks_like_html``).
+SNIFF_TYPES = ("", "text/plain", "application/octet-stream", "application/x-unknown", "unknown/unknown")
+
+# After whitespace, comments and (for XHTML) an XML prolog, a tag that only HTML starts with: the WHATWG
+# sniffing list plus <meta>. A comment may not contain "-->", so that a run of comments parses one way
+# only; otherwise a body of many "<!---->" makes the regex backtrack exponentially.
+_HTML_START = re.compile(
+    rb"\s*(?:<\?xml[^>]*>\s*)?(?:<!--(?:(?!-->).)*-->\s*)*"
+    rb"<(?:!doctype\s+html|html|head|body|title|meta|script|style|iframe|h1|div|font|table|a|b|br|p)[\s/>]",
+    re.IGNORECASE | re.DOTALL,
+)
+_SNIFF_BYTES = 1024  # as much as browsers sniff: the start of a document, never a hostile body's all
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+_CHARSET_PARAM = rb"""charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)"""
+_CHARSET = re.compile(_CHARSET_PARAM, re.IGNORECASE)
+_META_CHARSET = re.compile(rb"<meta[^>]+?" + _CHARSET_PARAM, re.IGNORECASE)
+# Pages declare their charset late (after long comments or scripts) more often than the WHATWG prescan's
+# 1024 bytes allow for; 4096 finds those and costs nothing.
+_META_BYTES = 4096
+# The encodings browsers know, by the name codecs.lookup gives them, each to the codec to decode with.
+# WHATWG decodes several legacy labels as a superset, because pages so labelled use its extra characters
+# (curly quotes in "ISO-8859-1" pages, GBK hanzi in "GB2312" ones). Any other label is skipped as
+# unknown: misspellings, UTF-7, Python-only codecs such as base64 (which do not decode bytes to text at
+# all), and UTF-16/32, which a document whose declaration could be read as ASCII is not in.
+_WEB_CODECS = {
+    "ascii": "cp1252", "iso8859-1": "cp1252", "iso8859-9": "cp1254", "iso8859-11": "cp874", "tis-620": "cp874",
+    "gb2312": "gb18030", "gbk": "gb18030", "euc_kr": "cp949", "shift_jis": "cp932", "big5": "big5hkscs",
+    **{name: name for name in (
+        "utf-8", "cp866", "koi8-r", "koi8-u", "mac-roman", "mac-cyrillic", "cp874", "gb18030", "big5hkscs",
+        "euc_jp", "iso2022_jp", "cp932", "cp949",
+        *(f"iso8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)),
+        *(f"cp{n}" for n in range(1250, 1259)),
+    )},
+}
+# WHATWG windows-1252 decodes the five bytes cp1252 leaves undefined as the C1 controls of the same
+# value: the last-resort decoding must take any bytes.
+_WINDOWS_1252 = "".join(bytes([b]).decode("cp1252", errors="ignore") or chr(b) for b in range(256))
+
+
+def looks_like_html(head: bytes) -> bool:
+    """Whether a body is HTML by its first bytes, for bodies served without a specific HTML type."""
+    return bool(_HTML_START.match(head[:_SNIFF_BYTES].removeprefix(codecs.BOM_UTF8)))
+
+
+def decode_html(body: bytes, content_type: str | None = None, *, truncated: bool = False) -> str:
+    """The text of an HTML document, decoded as a browser would.
+
+    The encoding is the first of: a byte order mark; the charset of ``content_type`` (a Content-Type
+    header value); a ``<meta>`` charset near the start; UTF-8 if the bytes are valid UTF-8; windows-1252.
+    ``truncated`` says the body was cut, so that a UTF-8 character cut in two at the end does not send
+    the whole document to windows-1252.
+    """
+    for bom, codec in _BOMS:
+        if body.startswith(bom):
+            return body[len(bom):].decode(codec, errors="replace")
+    header = _CHARSET.search(content_type.encode("latin-1", errors="replace")) if content_type else None
+    # An unknown label in the header is skipped, and the page's own declaration gets its chance.
+    codec = _web_codec(header) or _web_codec(_META_CHARSET.search(body[:_META_BYTES]))
+    if codec is None:
+        try:
+            return body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if truncated and exc.start >= len(body) - 3:
+                return body.decode("utf-8", errors="replace")
+            codec = "cp1252"
+    if codec == "cp1252":
+        return codecs.charmap_decode(body, "strict", _WINDOWS_1252)[0]
+    return body.decode(codec, errors="replace")
+
+
+def _web_codec(match: re.Match[bytes] | None) -> str | None:
+    """The codec for a declared charset label, or None where a browser would not use the label."""
+    if match is None:
+        return None
+    try:
+        return _WEB_CODECS.get(codecs.lookup(match.group(1).decode("ascii")).name)
+    except LookupError:
+        return None
 
 
 def clean_text(text: str) -> str:

@@ -7,8 +7,8 @@ web in ``focuscrawl.web.serve``, so the project has one HTTP stack).
 
 Politeness is per host: at most ``per_host_concurrency`` requests in flight and ``min_delay`` seconds
 (or the site's robots.txt Crawl-delay, or a 429/503 back-off) between the end of one request and the
-start of the next. ``host_ready_in`` exposes that schedule so an async driver can pick URLs whose host
-is free instead of queueing behind a slow one.
+start of the next. A request waits for its host's turn inside ``fetch``, so many fetches can be in
+flight at once without any of them breaking a host's schedule.
 
 ``fetch`` never raises for network or HTTP trouble: a refused, unreachable or broken URL is a Page
 with status 0 and an ``error``, because on the real web that is an ordinary outcome of a crawl step.
@@ -17,9 +17,7 @@ with status 0 and an ``error``, because on the real web that is an ordinary outc
 from __future__ import annotations
 
 import asyncio
-import codecs
 import email.utils
-import re
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -31,14 +29,23 @@ from yarl import URL
 from focuscrawl import __version__
 from focuscrawl.types import Page
 from focuscrawl.urls import MAX_URL_LENGTH, normalize_url
-from focuscrawl.web.html import parse_html
+from focuscrawl.web.html import (
+    HTML_TYPES,
+    SNIFF_TYPES,
+    decode_html,
+    looks_like_html,
+    parse_html,
+)
 from focuscrawl.web.robots import RobotsCache
-from focuscrawl.web.safety import AddressPolicy, BlockedAddressError, CachingResolver, check_url, is_trap_url
+from focuscrawl.web.safety import (
+    AddressPolicy,
+    BlockedAddressError,
+    CachingResolver,
+    check_url,
+    is_trap_url,
+)
 
 DEFAULT_USER_AGENT = f"focuscrawl/{__version__} (+https://github.com/focuscrawl/focuscrawl; focused research crawler)"
-HTML_TYPES = ("text/html", "application/xhtml+xml")
-# Types that may be HTML served carelessly: we look at the bytes before deciding.
-SNIFF_TYPES = ("", "text/plain", "application/octet-stream", "application/x-unknown", "unknown/unknown")
 ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309: parse at least the first 500 KiB
 
 
@@ -97,7 +104,6 @@ class _Response:
     headers: list[tuple[str, str]] = field(default_factory=list)
     body: bytes = b""
     content_type: str = ""
-    charset: str | None = None
     is_html: bool = False
     truncated: bool = False
     ip: str | None = None
@@ -130,8 +136,7 @@ class HttpFetcher:
         self.resolver = CachingResolver(
             AddressPolicy(config.allow_loopback, config.allow_private), config.resolve_overrides, ttl=config.dns_ttl
         )
-        self.robots = RobotsCache(self._fetch_robots, config.robots_agent, ttl=config.robots_ttl,
-                                  error_ttl=config.robots_error_ttl)
+        self.robots = RobotsCache(self._fetch_robots, ttl=config.robots_ttl, error_ttl=config.robots_error_ttl)
         self._hosts: dict[str, _HostState] = {}
         self._global = asyncio.Semaphore(config.max_concurrency)
         self._session: aiohttp.ClientSession | None = None
@@ -173,21 +178,6 @@ class HttpFetcher:
         """Fetch ``url`` politely, following up to ``max_redirects`` redirects, each hop re-checked."""
         return (await self.fetch_result(url)).page
 
-    def host_ready_in(self, url: str) -> float:
-        """Seconds until politeness lets a request to ``url``'s host start (0 if it could start now)."""
-        state = self._hosts.get(_host_of(url))
-        if state is None:
-            return 0.0
-        wait = max(0.0, self._ready_at(state) - time.monotonic())
-        if state.active >= self.config.per_host_concurrency:
-            # Busy: it frees when a response ends, which we cannot know; at least one delay away.
-            wait = max(wait, self._delay(state), 0.001)
-        return wait
-
-    async def robots_allows(self, url: str) -> bool:
-        """Whether robots.txt lets us fetch ``url`` (fetches and caches the site's file if needed)."""
-        return not self.config.obey_robots or await self.robots.allowed(url)
-
     def refusal(self, url: str) -> str | None:
         """Why ``url`` will not be fetched without contacting anyone (scheme, length, trap), or None."""
         reason = check_url(url, max_length=self.config.max_url_length)
@@ -216,7 +206,7 @@ class HttpFetcher:
                 return self._result(url, current, _Response(0, error=reason), redirects, started)
             response = await self._request(current, cfg.max_body_bytes, html_only=True)
             if response.status in (429, 503) and retries < cfg.throttle_retries:
-                wait = self.host_ready_in(current)
+                wait = self._host_ready_in(current)
                 if wait <= cfg.max_retry_after:
                     retries += 1
                     continue  # _request already pushed the host's next start past Retry-After
@@ -241,7 +231,7 @@ class HttpFetcher:
         page = Page(url=url, final_url=final, status=response.status, content_type=response.content_type,
                     error=response.error)
         if 200 <= response.status < 300 and response.is_html:
-            document = decode_html(response.body, response.charset, response.truncated)
+            document = decode_html(response.body, response.header("Content-Type"), truncated=response.truncated)
             try:
                 title, text, links = parse_html(document, final, max_links=cfg.max_outlinks)
             except Exception as exc:  # noqa: BLE001 - a page the parser cannot take is a failed page, not a crash
@@ -320,7 +310,6 @@ class HttpFetcher:
         out.ip = peer[0] if peer else None
         raw_type = out.header("Content-Type") or ""
         out.content_type = raw_type.split(";", 1)[0].strip().lower()
-        out.charset = resp.charset
         if html_only and (not 200 <= resp.status < 300 or
                           (out.content_type not in HTML_TYPES and out.content_type not in SNIFF_TYPES)):
             # Error pages, redirects, images, PDFs: the body is never used. A short one is drained so
@@ -357,7 +346,7 @@ class HttpFetcher:
             chunks.append(tail)
             out.truncated = size > max_bytes
         out.body = b"".join(chunks)[:max_bytes]
-        out.is_html = out.content_type in HTML_TYPES or looks_like_html(out.body[:1024])
+        out.is_html = out.content_type in HTML_TYPES or looks_like_html(out.body)
         if out.is_html and b"\x00" in out.body[:1024] and not out.body.startswith((b"\xff\xfe", b"\xfe\xff")):
             out.is_html = False  # binary content mislabelled as HTML
         return out
@@ -376,6 +365,17 @@ class HttpFetcher:
         return 0, ""
 
     # -- politeness --------------------------------------------------------------------------------
+    def _host_ready_in(self, url: str) -> float:
+        """Seconds until politeness lets a request to ``url``'s host start (0 if it could start now)."""
+        state = self._hosts.get(_host_of(url))
+        if state is None:
+            return 0.0
+        wait = max(0.0, self._ready_at(state) - time.monotonic())
+        if state.active >= self.config.per_host_concurrency:
+            # Busy: it frees when a response ends, which we cannot know; at least one delay away.
+            wait = max(wait, self._delay(state), 0.001)
+        return wait
+
     def _delay(self, state: _HostState) -> float:
         delay = self.config.min_delay
         if state.crawl_delay is not None:
@@ -425,7 +425,7 @@ class HttpFetcher:
         state.waiters.clear()
 
 
-# -- bytes to text -----------------------------------------------------------------------------------
+# -- HTTP details ------------------------------------------------------------------------------------
 class _Decoder:
     """Undoes Content-Encoding incrementally, never producing more than asked (decompression bombs)."""
 
@@ -463,49 +463,6 @@ class _Decoder:
             return self._z.decompress(b"", limit) if self._z.unconsumed_tail else self._z.flush()[:limit]
         except zlib.error:
             return b""
-
-
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE)
-_HTML_START = re.compile(rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body|title|meta|p|div|a\s|table|h1|script)",
-                         re.IGNORECASE | re.DOTALL)
-# WHATWG: labels that mean windows-1252 in practice, since browsers decode them that way.
-_WINDOWS_1252 = {"iso-8859-1", "iso8859-1", "latin-1", "latin1", "us-ascii", "ascii", "l1"}
-
-
-def looks_like_html(head: bytes) -> bool:
-    head = head.lstrip(b"\xef\xbb\xbf")
-    return bool(_HTML_START.match(head[:1024]))
-
-
-def decode_html(body: bytes, declared: str | None = None, truncated: bool = False) -> str:
-    """Bytes to text: BOM, then the HTTP charset, then ``<meta charset>``, then UTF-8, then windows-1252."""
-    boms = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
-    for bom, name in boms:
-        if body.startswith(bom):
-            return body[len(bom):].decode(name, errors="replace")
-    candidates = [declared]
-    match = _META_CHARSET.search(body[:4096])
-    if match:
-        candidates.append(match.group(1).decode("ascii", errors="ignore"))
-    for name in candidates:
-        if not name:
-            continue
-        name = name.strip().lower()
-        if name in _WINDOWS_1252:
-            name = "cp1252"
-        try:
-            codecs.lookup(name)
-        except LookupError:
-            continue
-        if name.startswith(("utf-16", "utf16", "utf-32", "utf32")):
-            continue  # without a BOM, a document we could read the declaration of is not UTF-16
-        return body.decode(name, errors="replace")
-    try:
-        return body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if truncated and exc.start >= len(body) - 3:
-            return body.decode("utf-8", errors="replace")  # a multibyte character cut by truncation
-        return body.decode("cp1252", errors="replace")
 
 
 def parse_retry_after(value: str | None) -> float | None:

@@ -67,14 +67,12 @@ class RobotsCache:
     def __init__(
         self,
         fetch: RobotsFetch,
-        agent: str,
         *,
         ttl: float = 24 * 3600.0,
         error_ttl: float = 600.0,
         max_sites: int = 100_000,
     ):
         self._fetch = fetch
-        self.agent = agent
         self.ttl = ttl
         self.error_ttl = error_ttl
         self.max_sites = max_sites
@@ -105,14 +103,6 @@ class RobotsCache:
             raise
         finally:
             del self._pending[key]
-
-    async def allowed(self, url: str) -> bool:
-        return (await self.rules(url)).allowed(url, self.agent)
-
-    def cached(self, url: str) -> RobotsRules | None:
-        """The rules already known for ``url``'s site (None if never fetched or expired)."""
-        rules = self._rules.get(site_key(url))
-        return rules if rules is not None and rules.expires > time.monotonic() else None
 
     async def _load(self, url: str) -> RobotsRules:
         self.fetches += 1

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from focuscrawl.types import Link, Page
-from focuscrawl.web.html import clean_text
 from focuscrawl.urls import domain_of
+from focuscrawl.web.html import clean_text
 
 FORMAT_VERSION = 1
 WEB_FILE = "web.sqlite"

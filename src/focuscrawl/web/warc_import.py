@@ -15,8 +15,6 @@ actually receives, since ``WebWriter`` cannot change a row once added.
 
 from __future__ import annotations
 
-import codecs
-import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,18 +22,18 @@ from pathlib import Path
 from warcio.archiveiterator import ArchiveIterator
 
 from focuscrawl.urls import normalize_url
-from focuscrawl.web.html import parse_html
+from focuscrawl.web.html import (
+    HTML_TYPES,
+    SNIFF_TYPES,
+    decode_html,
+    looks_like_html,
+    parse_html,
+)
 from focuscrawl.web.store import MAX_REDIRECTS, WebWriter
 
 # Pages bigger than this are truncated before parsing: a 100 MB "page" is a data dump, not a page, and
 # parsing it would dominate the import time.
 MAX_BODY_BYTES = 8 * 1024 * 1024
-_HTML_TYPES = ("text/html", "application/xhtml+xml")
-_META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE)
-_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-# WHATWG: browsers decode these labels as windows-1252, and so do the pages' authors' expectations.
-_CHARSET_ALIASES = {"iso-8859-1": "cp1252", "latin1": "cp1252", "latin-1": "cp1252", "us-ascii": "cp1252",
-                    "ascii": "cp1252", "iso8859-1": "cp1252"}
 
 
 class LabelsFormatError(ValueError):
@@ -198,39 +196,6 @@ def _resolve_labels(
     return by_page
 
 
-def decode_html(body: bytes, content_type_header: str | None) -> str:
-    """Decode an HTML body: BOM, then the HTTP charset, then ``<meta charset>``, then UTF-8 or cp1252."""
-    for bom, codec in _BOMS:
-        if body.startswith(bom):
-            return body.decode(codec, errors="replace")
-    candidates = []
-    match = re.search(r"charset\s*=\s*[\"']?([A-Za-z0-9._:-]+)", content_type_header or "", re.IGNORECASE)
-    if match:
-        candidates.append(match.group(1))
-    meta = _META_CHARSET.search(body[:4096])
-    if meta:
-        candidates.append(meta.group(1).decode("ascii", errors="ignore"))
-    for name in candidates:
-        name = _CHARSET_ALIASES.get(name.lower(), name)
-        try:
-            codecs.lookup(name)
-        except LookupError:
-            continue  # declared charsets are often misspelt ("utf8mb4", "x-user-defined"): try the next one
-        return body.decode(name, errors="replace")
-    try:
-        return body.decode("utf-8")
-    except UnicodeDecodeError:
-        return body.decode("cp1252", errors="replace")
-
-
-def _looks_like_html(body: bytes) -> bool:
-    # Only for responses without a usable Content-Type: sniff as browsers do, from the first bytes.
-    head = body[:4096].lstrip().lower()
-    if head.startswith(b"<?xml"):
-        return b"<html" in head
-    return head.startswith((b"<!doctype html", b"<html", b"<head", b"<body", b"<title"))
-
-
 def _read_body(record) -> bytes:
     stream = record.content_stream()
     chunks, size = [], 0
@@ -290,14 +255,13 @@ def _write_page(writer: WebWriter, record, url: str, capture: _Capture, labels, 
         report.body_errors += 1
         body = b""
     content_type = capture.content_type
-    is_html = content_type in _HTML_TYPES or (content_type in ("", "text/plain", "application/octet-stream")
-                                              and _looks_like_html(body))
+    is_html = content_type in HTML_TYPES or (content_type in SNIFF_TYPES and looks_like_html(body))
     if not is_html:
         report.non_html += 1
         writer.add_page(url, status=capture.status, content_type=content_type, labels=labels)
         return
     header = record.http_headers.get_header("Content-Type") if record.http_headers else None
-    html = decode_html(body, header)
+    html = decode_html(body, header, truncated=len(body) >= MAX_BODY_BYTES)
     title, text, links = parse_html(html, url)
     report.pages += 1
     writer.add_page(url, status=capture.status, content_type="text/html", title=title, text=text,

@@ -7,12 +7,11 @@ set; the writer turns those into 404 dead ends, which is what a crawler of the c
 
 from __future__ import annotations
 
-import codecs
 import re
 from pathlib import Path
 
 from focuscrawl.urls import normalize_url
-from focuscrawl.web.html import clean_text, parse_html
+from focuscrawl.web.html import clean_text, decode_html, parse_html
 from focuscrawl.web.store import WebWriter
 
 LABELS = ("course", "department", "faculty", "other", "project", "staff", "student")
@@ -30,7 +29,6 @@ TOPIC_DEFAULTS = {"train_host_pattern": r"cornell\.edu$"}
 # A header line: "Name: value" or a status line. "WWW Alert: ..." opens the saved redirect responses.
 _HEADER_LINE = re.compile(rb"^(HTTP/\d|WWW Alert:|[A-Za-z][A-Za-z0-9-]*:[ \t\r\n])")
 _BLANK_LINE = re.compile(rb"\r?\n[ \t]*\r?\n")
-_CHARSET = re.compile(rb"""charset\s*=\s*["']?([A-Za-z0-9._:-]+)""", re.IGNORECASE)
 
 
 def split_response(raw: bytes) -> tuple[dict[str, str], bytes]:
@@ -48,33 +46,6 @@ def split_response(raw: bytes) -> tuple[dict[str, str], bytes]:
         if sep and name.strip():
             headers.setdefault(name.strip().lower(), value.strip())
     return headers, body
-
-
-def _codec(name: bytes | str | None) -> str | None:
-    if not name:
-        return None
-    try:
-        return codecs.lookup(name.decode("ascii") if isinstance(name, bytes) else name).name
-    except (LookupError, UnicodeDecodeError):
-        return None
-
-
-def decode_body(body: bytes, content_type: str = "") -> str:
-    """Decode a 1997 page: declared charset if it works, else UTF-8 if valid, else Windows-1252/Latin-1.
-
-    Latin-1 is the fallback because it never fails and is what almost every page of the time was.
-    """
-    declared = _CHARSET.search(content_type.encode("latin-1", "replace")) or _CHARSET.search(body[:4096])
-    candidates = [_codec(declared.group(1)) if declared else None, "utf-8", "cp1252"]
-    for codec in candidates:
-        if codec is None:
-            continue
-        try:
-            text = body.decode(codec)
-        except UnicodeDecodeError:
-            continue
-        return text.replace("\x00", "")
-    return body.decode("latin-1").replace("\x00", "")
 
 
 def url_from_filename(filename: str) -> str | None:
@@ -119,7 +90,8 @@ def build_webkb(src: Path, out: Path, overwrite: bool = False) -> Path:
         for url, (path, labels) in _sources(root).items():
             headers, body = split_response(path.read_bytes())
             content_type = headers.get("content-type", "text/html")
-            document = decode_body(body, content_type)
+            # The 1997 crawler padded a few files with NUL bytes, which are no part of the page.
+            document = decode_html(body, content_type).replace("\x00", "")
             mime = content_type.split(";")[0].strip().lower() or "text/html"
             if mime == "text/plain":
                 # A plain-text response has no markup or links; keep it as text, rendered when served.
