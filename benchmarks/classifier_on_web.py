@@ -31,7 +31,8 @@ def main() -> None:
     parser.add_argument("--models", default="kwbilstm,svm,tfidf")
     parser.add_argument("--link-pages", type=int, default=600, help="pages whose links are sampled for the anchor AUC")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--irrelevant", type=int, default=None, help="irrelevant example texts (default: the protocol's)")
+    parser.add_argument("--irrelevant", type=int, default=None,
+                        help="irrelevant example texts (default: the protocol's)")
     args = parser.parse_args()
 
     web = OfflineWeb(args.web)

@@ -19,7 +19,7 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from focuscrawl.strategies.tres.ddqn import LEAK, DDQN, DDQNConfig
+from focuscrawl.strategies.tres.ddqn import DDQN, LEAK, DDQNConfig
 
 try:
     from numba import njit

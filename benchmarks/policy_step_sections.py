@@ -16,10 +16,9 @@ from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
-from focuscrawl.cli.bench_policy import SyntheticWeb, _frontier_size, _web_anchors
+from focuscrawl.bench.policy_speed import PolicyRunner, SyntheticLoad, web_anchors
 from focuscrawl.strategies import make_policy
 from focuscrawl.strategies.tres import agent, ddqn, features, tree_frontier
-from focuscrawl.types import Observation, Page
 
 SECTIONS = [
     (agent.TresPolicy, "select"), (agent.TresPolicy, "observe"), (agent.TresPolicy, "_insert"),
@@ -54,32 +53,21 @@ def main() -> None:
     parser.add_argument("--web", type=Path, help="as bench-policy's: anchors drawn from this offline web's links")
     args = parser.parse_args()
 
-    anchors = _web_anchors(args.web) if args.web else None
-    web = SyntheticWeb(args.seed, hosts=max(100, args.size // 50), anchors=anchors)
-    policy = make_policy("tres")
-    policy.reset(web.context(args.seed, args.reward_model))
-    step = 0
+    anchors = web_anchors(args.web) if args.web else None
+    load = SyntheticLoad(args.seed, hosts=max(100, args.size // 50), anchors=anchors)
+    runner = PolicyRunner(make_policy("tres"), load, load.context(args.seed, args.reward_model))
 
     def run(count: int) -> float:
-        nonlocal step
-        pending = []
-        for _ in range(count):
-            relevant = bool(web.rng.random() < 0.3)
-            pending.append((float(relevant), web.links(20, relevant)))
+        pages = [load.page(20) for _ in range(count)]  # generated first: only the policy is timed
         started = time.perf_counter()
-        for reward, links in pending:
-            url = policy.select()
-            policy.observe(Observation(step, url, Page(url, url, 200), reward, reward, links))
-            step += 1
+        for reward, links in pages:
+            runner.step(reward, links)
         return time.perf_counter() - started
 
     with threadpool_limits(1):
-        while _frontier_size(policy) < args.size:
-            url = policy.select()
-            policy.observe(web.observation(step, url, min(100, args.size - _frontier_size(policy) + 1)))
-            step += 1
+        runner.grow(args.size, 100)
         plain = run(args.steps)
-        print(f"frontier {_frontier_size(policy):,}, {policy.frontier.n_leaves} leaves: "
+        print(f"frontier {runner.frontier:,}, {runner.policy.diagnostics()['leaves']} leaves: "
               f"{1000 * plain / args.steps:.3f} ms per plain step")
         totals: dict[str, float] = defaultdict(float)
         for cls, name in SECTIONS:

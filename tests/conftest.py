@@ -47,21 +47,28 @@ def tiny_web(tmp_path: Path) -> Path:
     return build_tiny_web(tmp_path / "tiny")
 
 
-def crawl_tiny(web_dir, strategy: str, budget: int = 30, seed: int = 1, **options):
-    """Crawl the tiny web from birds.test/b0 with a TF-IDF classifier; returns (policy, step events)."""
+def tiny_crawl(web_dir, strategy: str, budget: int = 30, seed: int = 1, *, max_per_domain="inf",
+               seeds=("http://birds.test/b0",), reward_model: str | None = "tfidf", sinks=(), **options):
+    """A started crawl of the tiny web from birds.test/b0 (TF-IDF reward unless told), built as every crawl is.
+
+    Returns (crawl, step events, the open web)."""
     from focuscrawl.bench.protocol import load_topic
-    from focuscrawl.engine import CrawlEngine
-    from focuscrawl.strategies import CrawlContext, make_policy
-    from focuscrawl.topic.relevance import TfidfRelevanceModel
+    from focuscrawl.builder import Classifiers, build_crawl
+    from focuscrawl.config import RunSettings
     from focuscrawl.web.store import OfflineWeb
 
     web = OfflineWeb(web_dir)
     topic = load_topic(web, "topic.birds")
-    clf = TfidfRelevanceModel().fit(topic.inputs.example_texts, topic.inputs.example_labels)
-    policy = make_policy(strategy, **options)
     events = []
-    engine = CrawlEngine(policy, clf, budget=budget, judge=topic.truth, sinks=[events.append])
-    engine.start(CrawlContext(topic=topic.inputs, classifier=clf, seeds=["http://birds.test/b0"], budget=budget,
-                              seed=seed))
-    engine.run(web)
-    return policy, events
+    settings = RunSettings(budget=budget, seed=seed, max_per_domain=max_per_domain, reward_model=reward_model,
+                           options={strategy: options})
+    crawl = build_crawl(settings, strategy, topic.inputs, list(seeds), classifiers=Classifiers(topic.inputs, 0),
+                        judge=topic.truth, sinks=[events.append, *sinks])
+    return crawl, events, web
+
+
+def crawl_tiny(web_dir, strategy: str, budget: int = 30, seed: int = 1, **options):
+    """Crawl the tiny web to the end of the budget; returns (policy, step events)."""
+    crawl, events, web = tiny_crawl(web_dir, strategy, budget, seed, **options)
+    crawl.engine.run(web)
+    return crawl.policy, events

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from focuscrawl.bench.protocol import TopicError, load_topic, topic_keywords
 from focuscrawl.bench.runner import run_benchmark
 from focuscrawl.cli.main import app
+from focuscrawl.config import BenchConfig
 from focuscrawl.web import embedded_web_dir
 from focuscrawl.web.store import OfflineWeb, WebWriter
 
@@ -18,9 +19,9 @@ FIELDS = {"strategy", "runs", "harvest_rate_mean", "harvest_rate_std", "relevant
 
 
 def test_bench_on_embedded_web(tmp_path):
-    kwargs = dict(budget=120, runs=2, seeds_per_run=1, seed=3)
-    summary = run_benchmark(embedded_web_dir(), "subject.Science.Biology", ["random", "bfs", "best-first"],
-                            out=tmp_path / "a", **kwargs)
+    kwargs = dict(web="embedded", topic="subject.Science.Biology", strategies=["random", "bfs", "best-first"],
+                  budget=120, runs=2, seeds_per_run=1, seed=3)
+    summary = run_benchmark(BenchConfig(out=tmp_path / "a", **kwargs))
     for name in ("summary.json", "summary.md", "harvest.png", "runs.jsonl"):
         assert (tmp_path / "a" / name).stat().st_size > 0
     assert {"web", "topic", "relevant_total", "budget", "max_per_domain"} <= set(summary)
@@ -34,9 +35,11 @@ def test_bench_on_embedded_web(tmp_path):
     # The learned crawler beats the blind ones on this topic.
     assert rows["best-first"]["auc_ratio_mean"] > max(rows["random"]["auc_ratio_mean"], rows["bfs"]["auc_ratio_mean"])
 
-    again = run_benchmark(embedded_web_dir(), "subject.Science.Biology", ["random", "bfs", "best-first"],
-                          out=tmp_path / "b", **kwargs)
-    strip = lambda s: [{k: v for k, v in r.items() if k not in ("decision_ms_mean", "wall_s")} for r in s["strategies"]]
+    again = run_benchmark(BenchConfig(out=tmp_path / "b", **kwargs))
+
+    def strip(s):
+        return [{k: v for k, v in r.items() if k not in ("decision_ms_mean", "wall_s")} for r in s["strategies"]]
+
     assert strip(again) == strip(summary), "same command, same numbers"
 
 
@@ -125,23 +128,19 @@ def test_global_score_is_the_geometric_mean_of_per_web_oracle_ratios(tmp_path):
 
 
 def test_strategy_options_reach_the_policy_and_bad_ones_fail_early(tmp_path):
-    from focuscrawl.cli.main import parse_strategy_options
-
-    assert parse_strategy_options(["tres.gamma=0", "tres.explore_steps=5", "mab-var.reset=0.5"]) == {
-        "tres": {"gamma": 0, "explore_steps": 5}, "mab-var": {"reset": 0.5}}
-    with pytest.raises(ValueError, match="STRATEGY.KEY=VALUE"):
-        parse_strategy_options(["gamma=0"])
     runner = CliRunner()
-    result = runner.invoke(app, ["bench", "--strategy", "bfs", "--set", "bfs.depth=3", "--budget", "10", "--runs", "1",
-                                 "--out", str(tmp_path / "bad"), "--quiet"])
+    result = runner.invoke(app, ["bench", "--strategy", "bfs", "--set", "options.bfs.depth=3", "--budget", "10",
+                                 "--runs", "1", "--out", str(tmp_path / "bad"), "--quiet"])
     assert result.exit_code == 2 and "does not accept option(s) depth" in result.output
     assert not (tmp_path / "bad" / "summary.json").exists()
-    # han-async's epsilon is a constructor option: 1.0 makes it a random crawler, visibly different.
-    base = run_benchmark(embedded_web_dir(), "subject.Science.Biology", ["han-async"], budget=60, runs=1,
-                         out=tmp_path / "a")
-    random_like = run_benchmark(embedded_web_dir(), "subject.Science.Biology", ["han-async"], budget=60, runs=1,
-                                out=tmp_path / "b", strategy_options={"han-async": {"epsilon": 1.0}})
-    assert random_like["strategy_options"] == {"han-async": {"epsilon": 1.0}}
+    result = runner.invoke(app, ["bench", "--strategy", "bfs", "--set", "tres.gamma=0", "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2 and "setting tres: unknown setting" in result.output
+    # han-async's epsilon is a constructor option: 1.0 makes it a random crawler, visibly different. Options
+    # of a strategy (han) reach its presets (han-async); a preset's own entry would win.
+    settings = dict(web="embedded", strategies=["han-async"], budget=60, runs=1)
+    base = run_benchmark(BenchConfig(out=tmp_path / "a", **settings))
+    random_like = run_benchmark(BenchConfig(out=tmp_path / "b", options={"han": {"epsilon": 1.0}}, **settings))
+    assert random_like["options"] == {"han": {"epsilon": 1.0}}
     assert base["strategies"][1]["relevant_pages_mean"] != random_like["strategies"][1]["relevant_pages_mean"]
 
 

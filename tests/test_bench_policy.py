@@ -6,7 +6,7 @@ import json
 
 from typer.testing import CliRunner
 
-from focuscrawl.cli.bench_policy import Clock, TimedClassifier
+from focuscrawl.bench.policy_speed import Clock, TimedClassifier
 from focuscrawl.cli.main import app
 
 
@@ -30,10 +30,10 @@ def test_bench_policy_grows_the_frontier_and_reports_each_size():
 
 
 def test_bench_policy_passes_strategy_options_and_rejects_bad_ones():
-    rows = _rows("--strategies", "tres", "--set", "tres.anchor_model=reward")
+    rows = _rows("--strategies", "tres", "--set", "options.tres.anchor_model=reward")
     assert len(rows) == 2
     result = CliRunner().invoke(app, ["bench-policy", "--frontier-sizes", "100", "--strategies", "tres",
-                                      "--set", "tres.anchor_model=nonsense"])
+                                      "--set", "options.tres.anchor_model=nonsense"])
     assert result.exit_code == 2 and "anchor_model must be" in result.output
     result = CliRunner().invoke(app, ["bench-policy", "--frontier-sizes", "100", "--reward-model", "nonsense"])
     assert result.exit_code == 2 and "--reward-model must be one of" in result.output

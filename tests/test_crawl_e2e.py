@@ -9,8 +9,8 @@ from pathlib import Path
 from conftest import BIRD_WORDS, OTHER_WORDS, _text
 
 from focuscrawl.crawl import Crawler
-from focuscrawl.topic.inputs import TopicInputs
 from focuscrawl.topic.topic_dir import write_topic_dir
+from focuscrawl.types import TopicInputs
 from focuscrawl.web.http import FetchConfig, HttpFetcher
 from focuscrawl.web.serve import serve_web
 from focuscrawl.web.store import OfflineWeb, WebWriter

@@ -1,24 +1,15 @@
 from __future__ import annotations
 
 import pytest
+from conftest import tiny_crawl
 
-from focuscrawl.bench.protocol import load_topic
-from focuscrawl.engine import CrawlEngine, DomainCap
-from focuscrawl.strategies import CrawlContext, make_policy
-from focuscrawl.topic.relevance import TfidfRelevanceModel
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.engine import DomainCap
 
 
-def _crawl(web_dir, strategy, budget=30, cap=None, seeds=("http://birds.test/b0",)):
-    web = OfflineWeb(web_dir)
-    topic = load_topic(web, "topic.birds")
-    clf = TfidfRelevanceModel().fit(topic.inputs.example_texts, topic.inputs.example_labels)
-    events = []
-    engine = CrawlEngine(make_policy(strategy, judge=topic.truth), clf, budget=budget, max_per_domain=cap,
-                         judge=topic.truth, sinks=[events.append])
-    engine.start(CrawlContext(topic=topic.inputs, classifier=clf, seeds=list(seeds), budget=budget, seed=1))
-    engine.run(web)
-    return engine, events
+def _crawl(web_dir, strategy, budget=30, cap="inf"):
+    crawl, events, web = tiny_crawl(web_dir, strategy, budget, max_per_domain=cap)
+    crawl.engine.run(web)
+    return crawl.engine, events
 
 
 @pytest.mark.parametrize("strategy", ["random", "bfs", "oracle", "best-first"])
@@ -72,39 +63,3 @@ def test_same_seed_same_crawl(tiny_web):
     a = [e.url for e in _crawl(tiny_web, "random", budget=20)[1]]
     b = [e.url for e in _crawl(tiny_web, "random", budget=20)[1]]
     assert a == b
-
-
-def test_policy_never_sees_labels(tiny_web):
-    from focuscrawl.types import Observation, Page
-
-    assert "labels" not in Page.__slots__ and "relevant" not in Observation.__dataclass_fields__
-
-
-@pytest.mark.parametrize("strategy", ["best-first", "han-async", "pr-greedy", "tres", "fl-ne"])
-def test_learning_strategies_learn_from_every_page_when_several_are_in_flight(tiny_web, strategy):
-    """A concurrent crawl selects several URLs before their pages arrive: every observation must still
-    reach the policy with what it knew at selection (regression: a single 'pending' slot dropped them)."""
-    web = OfflineWeb(tiny_web)
-    topic = load_topic(web, "topic.birds")
-    clf = TfidfRelevanceModel().fit(topic.inputs.example_texts, topic.inputs.example_labels)
-    policy = make_policy(strategy)
-    engine = CrawlEngine(policy, clf, budget=24, judge=topic.truth)
-    engine.start(CrawlContext(topic=topic.inputs, classifier=clf, seeds=["http://birds.test/b0"], budget=24, seed=1))
-    fetched = []
-    while not engine.done:
-        batch = []
-        for _ in range(4):  # four fetches in flight, recorded in reverse order of selection
-            url = engine.next_url()
-            if url is None:
-                break
-            batch.append(url)
-        if not batch:
-            break
-        for url in reversed(batch):
-            engine.record(url, web.fetch(url))
-            fetched.append(url)
-    assert len(fetched) == len(set(fetched)) > 12, "outlinks of every fetched page reached the frontier"
-    pending = getattr(policy, "pending", None) or getattr(policy, "selected_features", None) or {}
-    assert not pending, "every selected URL was observed"
-    if strategy == "tres":
-        assert policy.steps == len(fetched)

@@ -7,18 +7,20 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from conftest import tiny_crawl
 
-from focuscrawl.strategies import STRATEGIES, CrawlContext, make_policy
+from focuscrawl.policy import CrawlContext
+from focuscrawl.strategies import PRESETS, make_policy
 from focuscrawl.strategies.gouriten import GouritenPolicy
 from focuscrawl.strategies.gouriten.bandits import EpsilonFirst, EpsilonGreedy, VariableReset
 from focuscrawl.strategies.gouriten.estimators import LinearRegression
 from focuscrawl.strategies.gouriten.graph import CrawlGraph
 from focuscrawl.strategies.gouriten.ranking import Ranking
 from focuscrawl.strategies.gouriten.scoring import KeywordTfidfScores, anchor_windows
-from focuscrawl.topic.inputs import TopicInputs
-from focuscrawl.types import Link, Observation, Outlink, Page
+from focuscrawl.types import Link, Observation, Outlink, Page, Selection, TopicInputs
 
-GOURITEN = sorted(name for name, spec in STRATEGIES.items() if spec.description.startswith("Gouriten"))
+GOURITEN = sorted(["gouriten", "g-oracle"]
+                  + [p.name for p in PRESETS.values() if p.strategy in ("gouriten", "g-oracle")])
 
 
 class NumberClassifier:
@@ -41,12 +43,19 @@ def context(seeds=("http://h/s",), budget=100, seed=0):
     return CrawlContext(topic=topic, classifier=NumberClassifier(), seeds=list(seeds), budget=budget, seed=seed)
 
 
-def observation(url, beta, links, crawled_links=(), step=0):
-    """``links``: (target, alpha) of unfetched targets; ``crawled_links``: (target, alpha) to crawled pages."""
+def observation(selected, beta, links, crawled_links=(), step=0):
+    """The fetch of ``selected`` (a Selection, or a URL the policy did not select): ``links`` are (target,
+    alpha) of unfetched targets; ``crawled_links``: (target, alpha) to crawled pages."""
+    selection = selected if isinstance(selected, Selection) else Selection(selected)
+    url = selection.url
     outlinks = [Link(u, str(a)) for u, a in list(links) + list(crawled_links)]
     page = Page(url, url, 200, "text/html", "", "", outlinks)
-    return Observation(step, url, page, beta, float(beta >= 0.5),
+    return Observation(step, selection, page, beta, float(beta >= 0.5),
                        [Outlink(u, str(a), "h", True) for u, a in links])
+
+
+def url_of(selection: Selection | None) -> str | None:
+    return None if selection is None else selection.url
 
 
 def hand_graph(name, **options):
@@ -54,7 +63,7 @@ def hand_graph(name, **options):
     Crawl order s, a: the frontier is then {b, c, d}."""
     policy = make_policy(name, window=0, **options)
     policy.reset(context())
-    assert policy.select() == "http://h/s"
+    assert url_of(policy.select()) == "http://h/s"
     policy.observe(observation("http://h/s", 1.0, [("http://h/a", 0.5), ("http://h/b", 1.0), ("http://h/c", 0.0)]))
     policy.graph.take(policy.graph.ids["http://h/a"])  # force a next, whatever the estimator prefers
     policy.observe(observation("http://h/a", 0.2, [("http://h/b", 0.25), ("http://h/d", 1.0)],
@@ -87,21 +96,21 @@ def test_neighbourhood_estimators_match_hand_computation(name):
     assert estimates(policy) == pytest.approx(np.log1p(HAND[name]))
     assert policy.graph.frontier().size == 3
     best = "bcd"[int(np.argmax(HAND[name]))]
-    assert policy.select() == f"http://h/{best}"
+    assert url_of(policy.select()) == f"http://h/{best}"
 
 
 def test_bfs_estimator_is_inverse_depth():
     policy = hand_graph("g-bfs")
     assert estimates(policy) == pytest.approx([1 / 2, 1 / 2, 1 / 3])
-    assert [policy.select() for _ in range(3)] == ["http://h/b", "http://h/c", "http://h/d"]
+    assert [url_of(policy.select()) for _ in range(3)] == ["http://h/b", "http://h/c", "http://h/d"]
 
 
 def test_bfs_estimator_takes_every_seed_before_their_children():
     policy = make_policy("g-bfs")
     policy.reset(context(seeds=("http://h/s", "http://h/t")))
-    assert policy.select() == "http://h/s"
+    assert url_of(policy.select()) == "http://h/s"
     policy.observe(observation("http://h/s", 1.0, [("http://h/a", 0.0)]))
-    assert [policy.select(), policy.select()] == ["http://h/t", "http://h/a"]
+    assert [url_of(policy.select()), url_of(policy.select())] == ["http://h/t", "http://h/a"]
 
 
 def test_opic_cash_follows_edge_weighted_split():
@@ -143,7 +152,7 @@ def test_navigational_rank_local_updates_score_new_nodes_between_solves():
     # No global solve yet: every frontier node still got a score from its parents, and ranks by it.
     scores = estimates(policy)
     assert np.all(scores > 0)
-    assert policy.select() == "http://h/" + "bcd"[int(np.argmax(scores))]
+    assert url_of(policy.select()) == "http://h/" + "bcd"[int(np.argmax(scores))]
 
 
 def test_recursive_least_squares_is_ridge_regression():
@@ -206,31 +215,31 @@ def test_partial_heap_keeps_earliest_discovered_first_among_ties():
 def test_batch_keeps_the_estimation_until_spent():
     policy = make_policy("fl-n", window=0, batch=2)
     policy.reset(context(seeds=("http://h/s", "http://h/t")))
-    assert policy.select() == "http://h/s"  # estimation 1: the batch is both seeds
+    assert url_of(policy.select()) == "http://h/s"  # estimation 1: the batch is both seeds
     policy.observe(observation("http://h/s", 0.1, [("http://h/a", 0.0)]))
-    assert policy.select() == "http://h/t"
+    assert url_of(policy.select()) == "http://h/t"
     policy.observe(observation("http://h/t", 0.1, [("http://h/b", 0.0)]))
-    assert policy.select() == "http://h/a"  # estimation 2: a and b tie, discovery order
+    assert url_of(policy.select()) == "http://h/a"  # estimation 2: a and b tie, discovery order
     policy.observe(observation("http://h/a", 1.0, [("http://h/d", 0.0)]))
     assert policy.estimators[0].score(np.array([policy.graph.ids["http://h/d"]]))[0] > np.log1p(0.1)
-    assert policy.select() == "http://h/b"  # d now scores higher, but the batch is not revised
+    assert url_of(policy.select()) == "http://h/b"  # d now scores higher, but the batch is not revised
     assert policy.estimations == 2
     # Greedy (b = 1) goes to d as soon as it is discovered.
     greedy = make_policy("fl-n", window=0)
     greedy.reset(context(seeds=("http://h/s", "http://h/t")))
-    assert greedy.select() == "http://h/s"
+    assert url_of(greedy.select()) == "http://h/s"
     greedy.observe(observation("http://h/s", 0.1, [("http://h/a", 0.0)]))
-    assert greedy.select() == "http://h/a"  # fl-n .1 beats the unlinked seed t
+    assert url_of(greedy.select()) == "http://h/a"  # fl-n .1 beats the unlinked seed t
     greedy.observe(observation("http://h/a", 1.0, [("http://h/d", 0.0)]))
-    assert greedy.select() == "http://h/d"
+    assert url_of(greedy.select()) == "http://h/d"
 
 
 def test_batch_larger_than_frontier_fills_with_random_nodes():
     policy = make_policy("fl-n", window=0, batch=5)
     policy.reset(context())
-    assert policy.select() == "http://h/s"  # the batch held only the seed: 4 random picks follow
+    assert url_of(policy.select()) == "http://h/s"  # the batch held only the seed: 4 random picks follow
     policy.observe(observation("http://h/s", 1.0, [(f"http://h/k{i}", 0.0) for i in range(10)]))
-    picks = [policy.select() for _ in range(4)]
+    picks = [url_of(policy.select()) for _ in range(4)]
     assert len(set(picks)) == 4 and all(p.startswith("http://h/k") for p in picks)
     assert policy.estimations == 1
 
@@ -246,7 +255,7 @@ def test_altered_greedy_picks_among_nodes_above_zeta_times_best(zeta):
         policy.observe(observation("http://h/s", 0.3, [(f"http://h/k{i}", 0.0) for i in range(5)]))
         policy.graph.take(policy.graph.ids["http://h/k0"])
         policy.observe(observation("http://h/k0", 0.9, [("http://h/k1", 0.0), ("http://h/k2", 0.0)]))
-        url = policy.select()
+        url = url_of(policy.select())
         chosen.add(url)
         frontier = policy.graph.frontier()
         scores = policy.rankings[0].value
@@ -265,7 +274,7 @@ def test_host_cap_drops_frontier_nodes():
     obs.links[0] = Outlink("http://x/1", "", "x", True)
     policy.observe(obs)
     policy.on_host_capped("x")
-    assert policy.select() == "http://h/2" and policy.select() is None
+    assert url_of(policy.select()) == "http://h/2" and policy.select() is None
 
 
 def test_epsilon_first_explores_then_exploits():
@@ -309,8 +318,8 @@ def test_bandit_policy_credits_the_pulled_arm():
     policy = make_policy("mab-eps-first", window=0, epsilon=0.5)
     policy.reset(context(budget=4))
     for step in range(3):
-        url = policy.select()
-        policy.observe(observation(url, 0.7, [(f"{url}/{i}", 0.5) for i in range(3)], step=step))
+        selection = policy.select()
+        policy.observe(observation(selection, 0.7, [(f"{selection.url}/{i}", 0.5) for i in range(3)], step=step))
     assert policy.bandit.pulls.sum() == 3 and policy.bandit.sums.sum() == pytest.approx(2.1)
 
 
@@ -336,78 +345,43 @@ def test_scaling_work_per_step_is_local():
     for name, refresh in (("fl-ne", None), ("lr-fl", 5), ("mab-var", 5)):
         policy = make_policy(name, window=0, lr={"refresh_every": refresh} if refresh else None)
         policy.reset(context())
-        assert policy.select() == hub.url
+        assert url_of(policy.select()) == hub.url
         policy.observe(hub)
         heap_sizes = [len(r.heap) for r in policy.rankings]
         rebuilds = [r.rebuilds for r in policy.rankings]
         for step in range(20):
-            url = policy.select()
-            policy.observe(observation(url, 0.5, [(f"{url}/k{i}", 0.5) for i in range(10)], step=step + 1))
+            selection = policy.select()
+            policy.observe(observation(selection, 0.5, [(f"{selection.url}/k{i}", 0.5) for i in range(10)],
+                                       step=step + 1))
         assert policy.graph.n_front == 100_000 - 20 + 200
         for ranking, size, rebuilt in zip(policy.rankings, heap_sizes, rebuilds):
             assert len(ranking.heap) <= size + 20 * 10
             assert ranking.rebuilds - rebuilt <= 20 // 5 + 1  # only lr's periodic weight refresh
 
 
+def _tiny_urls(tiny_web, name, budget, seed=1):
+    crawl, events, web = tiny_crawl(tiny_web, name, budget, seed)
+    crawl.engine.run(web)
+    return [e.url for e in events]
+
+
 @pytest.mark.parametrize("name", GOURITEN)
 def test_every_strategy_crawls_the_tiny_web(tiny_web, name):
-    from focuscrawl.bench.protocol import load_topic
-    from focuscrawl.engine import CrawlEngine
-    from focuscrawl.topic.relevance import TfidfRelevanceModel
-    from focuscrawl.web.store import OfflineWeb
-
-    web = OfflineWeb(tiny_web)
-    topic = load_topic(web, "topic.birds")
-    clf = TfidfRelevanceModel().fit(topic.inputs.example_texts, topic.inputs.example_labels)
-    runs = []
-    for _ in range(2):
-        events = []
-        engine = CrawlEngine(make_policy(name, judge=topic.truth), clf, budget=25, judge=topic.truth,
-                             sinks=[events.append])
-        engine.start(CrawlContext(topic=topic.inputs, classifier=clf, seeds=["http://birds.test/b0"], budget=25,
-                                  seed=3))
-        engine.run(web)
-        runs.append([e.url for e in events])
+    runs = [_tiny_urls(tiny_web, name, 25, seed=3) for _ in range(2)]
     assert len(runs[0]) == len(set(runs[0])) == 25
     assert runs[0] == runs[1], "same seed, same crawl"
 
 
 def test_oracle_estimator_greedy_crawls_as_the_oracle_baseline(tiny_web):
-    from focuscrawl.bench.protocol import load_topic
-    from focuscrawl.engine import CrawlEngine
-    from focuscrawl.topic.relevance import TfidfRelevanceModel
-    from focuscrawl.web.store import OfflineWeb
-
-    web = OfflineWeb(tiny_web)
-    topic = load_topic(web, "topic.birds")
-    clf = TfidfRelevanceModel().fit(topic.inputs.example_texts, topic.inputs.example_labels)
-
-    def crawl(name):
-        events = []
-        engine = CrawlEngine(make_policy(name, judge=topic.truth), clf, budget=30, judge=topic.truth,
-                             sinks=[events.append])
-        engine.start(CrawlContext(topic=topic.inputs, classifier=clf, seeds=["http://birds.test/b0"], budget=30))
-        engine.run(web)
-        return [e.url for e in events]
-
-    assert crawl("g-oracle") == crawl("oracle")
-    assert crawl("g-oracle-b32") != crawl("oracle")  # a batch that outgrows the frontier picks at random
+    assert _tiny_urls(tiny_web, "g-oracle", 30) == _tiny_urls(tiny_web, "oracle", 30)
+    # a batch that outgrows the frontier picks at random
+    assert _tiny_urls(tiny_web, "g-oracle-b32", 30) != _tiny_urls(tiny_web, "oracle", 30)
 
 
 def test_focused_estimators_beat_bfs_on_the_tiny_web(tiny_web):
-    from focuscrawl.bench.protocol import load_topic
-    from focuscrawl.engine import CrawlEngine
-    from focuscrawl.topic.relevance import TfidfRelevanceModel
-    from focuscrawl.web.store import OfflineWeb
-
-    web = OfflineWeb(tiny_web)
-    topic = load_topic(web, "topic.birds")
-    clf = TfidfRelevanceModel().fit(topic.inputs.example_texts, topic.inputs.example_labels)
-
     def relevant(name):
-        engine = CrawlEngine(make_policy(name), clf, budget=10, judge=topic.truth)
-        engine.start(CrawlContext(topic=topic.inputs, classifier=clf, seeds=["http://birds.test/b0"], budget=10))
-        return engine.run(web).relevant
+        crawl, _, web = tiny_crawl(tiny_web, name, 10)
+        return crawl.engine.run(web).relevant
 
     # The bird pages chain through "bird" anchors from relevant parents; bfs wanders into trains and 404s.
     assert relevant("fl-ne") > relevant("g-bfs")

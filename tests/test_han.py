@@ -4,10 +4,9 @@ import numpy as np
 import pytest
 from conftest import crawl_tiny
 
-from focuscrawl.strategies import CrawlContext
-from focuscrawl.strategies.han import (DISTANCE_CAP, FeatureLayout, HanPolicy, change_bucket, sarsa_update,
-                                       tiles)
-from focuscrawl.strategies.textsim import TopicSimilarity
+from focuscrawl.policy import CrawlContext
+from focuscrawl.strategies.han import DISTANCE_CAP, FeatureLayout, HanPolicy, change_bucket, sarsa_update, tiles
+from focuscrawl.topic.similarity import TopicSimilarity
 from focuscrawl.types import Observation, Outlink, Page
 
 HAN = ["han-sync", "han-async", "han-moderated"]
@@ -75,33 +74,35 @@ def test_moderated_update_is_equation_4():
         assert np.allclose(moderated, original)
 
 
-def _policy(mode="async", **options) -> HanPolicy:
-    from focuscrawl.topic.inputs import TopicInputs
+def _policy(**options) -> HanPolicy:
+    from focuscrawl.types import TopicInputs
 
     topic = TopicInputs("birds", ["bird", "nest"], ["bird feather wing nest", "train railway station"], [1, 0])
-    policy = HanPolicy(mode=mode, **options)
+    policy = HanPolicy(**options)
     policy.reset(CrawlContext(topic=topic, classifier=None, seeds=["http://a.test/seed"], budget=10, seed=3))
     return policy
 
 
-def _observe(policy, url, text, relevance, links):
+def _observe(policy, selection, text, relevance, links):
+    url = selection.url
     page = Page(url, url, 200, title="", text=text)
     outlinks = [Outlink(u, anchor, "a.test", new) for u, anchor, new in links]
-    policy.observe(Observation(0, url, page, relevance, float(relevance >= 0.5), outlinks))
+    policy.observe(Observation(0, selection, page, relevance, float(relevance >= 0.5), outlinks))
 
 
 def test_links_keep_all_parents_and_move_to_the_latest_state():
     policy = _policy(related_keywords=[["bird"], ["railway"]])
     assert policy.layout.n_categories == 2
-    assert policy.select() == "http://a.test/seed"
-    _observe(policy, "http://a.test/seed", "bird feather nest", 0.9, [("http://a.test/x", "wing", True),
+    seed = policy.select()
+    assert seed.url == "http://a.test/seed"
+    _observe(policy, seed, "bird feather nest", 0.9, [("http://a.test/x", "wing", True),
                                                                        ("http://a.test/y", "", True)])
     x = policy.links["http://a.test/x"]
     assert (x.parents, x.relevant_parents, x.min_distance, x.anchors) == (1, 1, 0, ["wing"])
     first_slot = policy.slot_of["http://a.test/x"]
     chosen = policy.select()
-    assert chosen in ("http://a.test/x", "http://a.test/y")
-    other = "http://a.test/y" if chosen == "http://a.test/x" else "http://a.test/x"
+    assert chosen.url in ("http://a.test/x", "http://a.test/y")
+    other = "http://a.test/y" if chosen.url == "http://a.test/x" else "http://a.test/x"
     _observe(policy, chosen, "train railway station", 0.1, [(other, "railway", False)])
     info = policy.links[other]
     assert info.parents == 2 and info.relevant_parents == 1

@@ -8,9 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from focuscrawl.topic.embeddings import load_word_vectors, tokenize
-from focuscrawl.topic.inputs import TopicInputs
+from focuscrawl.topic.embeddings import load_word_vectors
 from focuscrawl.topic.keywords import KeywordSet, expand_keywords, expansion_threshold, keyword_table
+from focuscrawl.topic.text import words
+from focuscrawl.types import TopicInputs
 
 BIRD_TEXTS = [
     "the bird built a nest of feathers and the songbird laid an egg before migration",
@@ -64,7 +65,7 @@ def test_expansion_finds_topic_words_only_in_relevant_texts(vectors):
     assert set(result.initial) <= set(result.all)
     assert set(result.discovered) & {"songbird", "plumage", "beak", "birds", "wings", "nest", "flight"}
     # Irrelevant texts are not candidates, and every discovered word passed equation 2's threshold.
-    assert not set(result.discovered) & set(tokenize(" ".join(TRAIN_TEXTS))) - set(tokenize(" ".join(BIRD_TEXTS)))
+    assert not set(result.discovered) & set(words(" ".join(TRAIN_TEXTS))) - set(words(" ".join(BIRD_TEXTS)))
     assert all(result.scores[w] >= result.threshold - 1e-6 for w in result.discovered)
     assert list(result.scores.values()) == sorted(result.scores.values(), reverse=True)
     assert expand_keywords(topic, vectors) == result  # deterministic
@@ -84,7 +85,7 @@ def test_keyword_matching_and_table():
     assert keywords.all == ["health and medicine", "bird", "wing"]
     assert keywords.keyphrases == ["health and medicine"]
     assert keywords.count("Bird wings; Health and Medicine of a bird, one wing") == 4
-    assert keywords.match_tokens(tokenize("health and medicine, health")) == (0, 1)
+    assert keywords.match_tokens(words("health and medicine, health")) == (0, 1)
     assert keywords.contains_any("https://en.wikipedia.org/wiki/Bird_flu")
     assert not keywords.contains_any("train station")
     figures = keyword_table(keywords, ["wing wing bird", "wing", "train"], [1, 1, 0])

@@ -19,11 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from focuscrawl.builder import build_crawl
+from focuscrawl.config import RunSettings
 from focuscrawl.crawl import Crawler
-from focuscrawl.engine import CrawlEngine
 from focuscrawl.storage.state import StateStore
-from focuscrawl.strategies import CrawlContext, make_policy
-from focuscrawl.topic.models import train_relevance_model
 from focuscrawl.topic.topic_dir import load_topic_dir, write_topic_dir
 from focuscrawl.web import embedded_web_dir
 from focuscrawl.web.store import OfflineWeb
@@ -50,12 +49,10 @@ def small_topic(tmp_path_factory) -> Path:
 def reference_sequence(topic_dir: Path, strategy: str, budget: int, seed: int = 0) -> list[str]:
     """The in-process ``CrawlEngine.run`` on the offline web, which a concurrency-1 crawl must reproduce."""
     topic = load_topic_dir(topic_dir)
-    classifier = train_relevance_model("tfidf", topic, seed)
     events = []
-    engine = CrawlEngine(make_policy(strategy), classifier, budget=budget, sinks=[events.append])
-    engine.start(CrawlContext(topic=topic, classifier=classifier, seeds=list(topic.seeds), budget=budget, seed=seed))
+    crawl = build_crawl(RunSettings(budget=budget, seed=seed), strategy, topic, topic.seeds, sinks=[events.append])
     web = OfflineWeb(embedded_web_dir())
-    engine.run(web)
+    crawl.engine.run(web)
     web.close()
     return [e.url for e in events]
 
@@ -302,7 +299,7 @@ def test_loopback_http_crawl_matches_engine_run(tiny_web, tmp_path):
     """Over the loopback server and the real HTTP fetcher, concurrency 1 crawls what CrawlEngine.run crawls."""
     import asyncio
 
-    from focuscrawl.topic.topic_dir import init_from_web
+    from focuscrawl.bench.protocol import init_from_web
     from focuscrawl.web.http import FetchConfig, HttpFetcher
     from focuscrawl.web.serve import serve_web
 
@@ -312,12 +309,10 @@ def test_loopback_http_crawl_matches_engine_run(tiny_web, tmp_path):
     budget = 30
 
     topic = load_topic_dir(topic_dir)
-    classifier = train_relevance_model("tfidf", topic, 0)
     events = []
-    engine = CrawlEngine(make_policy("best-first"), classifier, budget=budget, sinks=[events.append])
-    engine.start(CrawlContext(topic=topic, classifier=classifier, seeds=list(topic.seeds), budget=budget, seed=0))
+    crawl = build_crawl(RunSettings(budget=budget), "best-first", topic, topic.seeds, sinks=[events.append])
     offline = OfflineWeb(web_dir)
-    engine.run(offline)
+    crawl.engine.run(offline)
     offline.close()
 
     async def crawl() -> list[str]:

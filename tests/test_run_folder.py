@@ -10,29 +10,31 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from focuscrawl.crawl import Crawler, ResumeError
-from focuscrawl.crawl.config import CrawlConfig, load_config, parse_override
+from focuscrawl.bench.protocol import init_from_web
+from focuscrawl.config import CrawlConfig, load_config, parse_override
+from focuscrawl.crawl import Crawler, ResumeError, RunFolder
 from focuscrawl.storage import PagesWriter, StateStore, StepRecord, WarcOutput, repair_pages
 from focuscrawl.storage.pages import valid_prefix
-from focuscrawl.topic.topic_dir import init_from_web, load_topic_dir
+from focuscrawl.storage.state import StoreVersionError
+from focuscrawl.topic.topic_dir import load_topic_dir
 from focuscrawl.types import Link, Page
 
 
 def _record(step: int, url: str | None = None) -> StepRecord:
     url = url or f"http://a.test/{step}"
     return StepRecord(step=step, url=url, final_url=url, host="a.test", status=200, content_type="text/html",
-                      title=f"t{step}", error="", text=f"text {step} é", outlinks=[Link(f"http://a.test/{step + 1}", "next")],
+                      title=f"t{step}", error="", text=f"text {step} é",
+                      outlinks=[Link(f"http://a.test/{step + 1}", "next")],
                       fetched_at=1000.0 + step, fetch_s=0.01, relevance=0.7, reward=1.0, depth=step, parent=None,
                       score=None, frontier_size=3)
 
 
 def _store_with_steps(path: Path, n: int) -> StateStore:
     store = StateStore(path)
-    store.initialise(["http://a.test/0"], ["a.test"], identity={})
+    store.initialise(identity={})
     for step in range(n):
         store.log_select(f"http://a.test/{step}")
-        store.commit_step(_record(step), [(f"http://a.test/{step + 1}", "a.test", f"http://a.test/{step}", step + 1)],
-                          [(f"http://a.test/{step}", "a.test")], [("a.test", step + 1, False)])
+        store.commit_step(_record(step))
     return store
 
 
@@ -45,28 +47,32 @@ def test_state_store_round_trip_and_closure(tmp_path):
     assert [(k, u) for _, k, u in store.ops()] == [x for s in range(4) for x in
                                                    (("S", f"http://a.test/{s}"), ("R", f"http://a.test/{s}"))]
     assert store.closure() == {f"http://a.test/{s}" for s in range(4)}
-    assert store.frontier_count() == 1  # http://a.test/4
+    assert store.last_frontier_size() == 3
     store.close()
     # Reopening sees exactly the committed state.
     again = StateStore(tmp_path / "s.sqlite")
     assert not again.is_new and again.step_count() == 4
+    # A store of another format version is refused with a way out, not misread.
+    again.set_meta(schema_version=1)
     again.close()
+    with pytest.raises(StoreVersionError, match="another focuscrawl version"):
+        StateStore(tmp_path / "s.sqlite")
 
 
 def test_a_step_is_one_transaction(tmp_path):
     store = _store_with_steps(tmp_path / "s.sqlite", 2)
     store.log_select("http://a.test/0")
     with pytest.raises(sqlite3.IntegrityError):  # the same URL recorded twice: refused as a whole
-        store.commit_step(_record(2, "http://a.test/0"), [], [], [])
+        store.commit_step(_record(2, "http://a.test/0"))
     assert store.step_count() == 2
     assert sum(1 for _ in store.ops()) == 4
 
 
 def test_checkpoints_keep_the_latest_two(tmp_path):
     store = StateStore(tmp_path / "s.sqlite")
-    store.initialise(["http://a.test/0"], ["a.test"])
+    store.initialise()
     for step in range(5):
-        store.commit_step(_record(step), [], [], [], checkpoint=f"blob{step}".encode())
+        store.commit_step(_record(step), checkpoint=f"blob{step}".encode())
     seq, step, blob = store.latest_checkpoint()
     assert (step, blob) == (4, b"blob4")
     assert store.db.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0] == 2
@@ -120,17 +126,18 @@ def test_warc_truncation_keeps_a_valid_archive(tmp_path):
 def test_config_precedence_and_overrides(tmp_path):
     file = tmp_path / "c.yml"
     file.write_text(yaml.safe_dump({"budget": 50, "strategy": "bfs", "fetch": {"min_delay": 2.0}}))
-    cfg = load_config(file, ["budget=70", "fetch.min_delay=0.5", "fetch.resolve_overrides={a.test: '127.0.0.2:80'}",
-                             "warc=true", "strategy_options.retrain_every=10"], strategy="random", out=tmp_path)
+    cfg = load_config(CrawlConfig, file, ["budget=70", "fetch.min_delay=0.5",
+                                          "fetch.resolve_overrides={a.test: '127.0.0.2:80'}", "warc=true",
+                                          "options.best-first.retrain_every=10"], strategy="random", out=tmp_path)
     assert (cfg.budget, cfg.strategy, cfg.warc) == (70, "random", True)
     assert cfg.fetch == {"min_delay": 0.5, "resolve_overrides": {"a.test": "127.0.0.2:80"}}
-    assert cfg.strategy_options == {"retrain_every": 10}
+    assert cfg.options == {"best-first": {"retrain_every": 10}}
     assert parse_override("max-per-domain=5-2") == (["max_per_domain"], "5-2")
-    assert load_config(overrides=["max_per_domain=10"]).max_per_domain == "10"
+    assert load_config(CrawlConfig, overrides=["max_per_domain=10"]).max_per_domain == "10"
     with pytest.raises(ValueError):
-        load_config(overrides=["no_such_setting=1"])
+        load_config(CrawlConfig, overrides=["no_such_setting=1"])
     with pytest.raises(ValueError):
-        load_config(overrides=["budget=-3"])
+        load_config(CrawlConfig, overrides=["budget=-3"])
     # The effective config round-trips through YAML.
     assert CrawlConfig.model_validate(yaml.safe_load(cfg.to_yaml())) == cfg
 
@@ -180,15 +187,10 @@ def test_topic_init_from_web_and_crawl_guards(tiny_web, tmp_path):
 
 
 def test_folder_lock(tiny_web, tmp_path):
-    from focuscrawl.crawl.api import _lock_folder
-
     init_from_web(tmp_path / "topic", tiny_web, "topic.birds", seeds=1)
-    lock = _lock_folder(tmp_path)
-    try:
+    with RunFolder(tmp_path / "run"):
         with pytest.raises(ResumeError, match="another crawl"):
-            Crawler(topic=tmp_path / "topic", out=tmp_path, web=str(tiny_web), progress="none").crawl()
-    finally:
-        lock.close()
+            Crawler(topic=tmp_path / "topic", out=tmp_path / "run", web=str(tiny_web), progress="none").crawl()
 
 
 def test_pages_jsonl_carries_the_strategy_score(tiny_web, tmp_path):

@@ -10,11 +10,11 @@ from typer.testing import CliRunner
 
 from focuscrawl.cli.main import app
 from focuscrawl.topic.embeddings import load_word_vectors
-from focuscrawl.topic.inputs import TopicInputs
 from focuscrawl.topic.keywords import expand_keywords
 from focuscrawl.topic.models import RELEVANCE_MODELS, train_relevance_model
 from focuscrawl.topic.neural import BiLSTMConfig, BiLSTMRelevanceModel, load_relevance_model
 from focuscrawl.topic.svm import SvmRelevanceModel
+from focuscrawl.types import TopicInputs
 
 BIRDS = "bird feather wing nest egg beak flight migration songbird plumage sparrow eagle owl parrot hatch".split()
 TRAINS = "train railway station engine track locomotive carriage timetable signal freight platform rail".split()

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import tiny_crawl
 
 from focuscrawl.bench.protocol import load_topic
-from focuscrawl.engine import CrawlEngine
-from focuscrawl.strategies import CrawlContext, make_policy
+from focuscrawl.policy import CrawlContext
+from focuscrawl.strategies import make_policy
 from focuscrawl.strategies.tres.ddqn import DDQN, DDQNConfig, double_q_targets, epsilon_at
 from focuscrawl.strategies.tres.features import FeatureBuilder, KeywordMatcher, MeanRelevance
-from focuscrawl.topic.inputs import TopicInputs
 from focuscrawl.topic.relevance import TfidfRelevanceModel
+from focuscrawl.types import TopicInputs
 from focuscrawl.web.store import OfflineWeb
 
 VARIANTS = ["tres", "tree-random", "tres-async", "tres-sync", "tres-nh", "tres-svm"]
@@ -126,17 +127,11 @@ def test_keyword_matching_on_word_boundaries():
     assert match([]).tolist() == []
 
 
-def _crawl(web_dir, strategy, budget=25, seed=1, cap=None, **options):
-    web = OfflineWeb(web_dir)
-    topic = load_topic(web, "topic.birds")
-    clf = TfidfRelevanceModel().fit(topic.inputs.example_texts, topic.inputs.example_labels)
-    events = []
-    policy = make_policy(strategy, explore_steps=3, batch_size=8, **options)
-    engine = CrawlEngine(policy, clf, budget=budget, max_per_domain=cap, judge=topic.truth, sinks=[events.append])
-    engine.start(CrawlContext(topic=topic.inputs, classifier=clf, seeds=["http://birds.test/b0"], budget=budget,
-                              seed=seed))
-    engine.run(web)
-    return policy, events
+def _crawl(web_dir, strategy, budget=25, seed=1, cap="inf", **options):
+    crawl, events, web = tiny_crawl(web_dir, strategy, budget, seed, max_per_domain=cap, explore_steps=3,
+                                    batch_size=8, **options)
+    crawl.engine.run(web)
+    return crawl.policy, events
 
 
 @pytest.mark.parametrize("strategy", VARIANTS)

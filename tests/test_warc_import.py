@@ -216,21 +216,66 @@ def test_overwrite(tmp_path):
     import_warc(warc, labels, tmp_path / "web", overwrite=True)
 
 
-def test_decode_html_fallbacks():
-    assert decode_html("caf\u00e9".encode("cp1252"), None) == "caf\u00e9"  # not UTF-8: cp1252
-    assert decode_html("caf\u00e9".encode("utf-8"), "text/html; charset=bogus-charset") == "caf\u00e9"
-    assert decode_html("\u20ac".encode("cp1252"), "text/html; charset=ISO-8859-1") == "\u20ac"  # WHATWG alias
-    assert decode_html(b"\xef\xbb\xbfok", "text/html; charset=latin1") == "ok"  # BOM wins
+# The one decoder of the web layer (fetcher, WARC import, WebKB), tested here once per rule.
+@pytest.mark.parametrize(
+    ("body", "content_type", "text"),
+    [
+        (b"\xef\xbb\xbfok", "text/html; charset=latin1", "ok"),  # a BOM beats the header
+        (b"\xff\xfeo\x00k\x00", None, "ok"),  # UTF-16 LE by its BOM
+        (b"\xfe\xff\x00o\x00k", "text/html; charset=utf-8", "ok"),  # UTF-16 BE by its BOM
+        ("\u20ac".encode("cp1252"), "text/html; charset=ISO-8859-1", "\u20ac"),  # latin-1 is windows-1252
+        ("\u201cq\u201d".encode("cp1252"), 'text/html; charset="us-ascii"', "\u201cq\u201d"),  # so is ASCII
+        ("\u9555".encode("gbk"), "text/html; charset=GB2312", "\u9555"),  # and GB2312 is GB18030
+        ("<meta charset='windows-1251'>\u042f".encode("cp1251"), "text/html", "<meta charset='windows-1251'>\u042f"),
+        (b'<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">\xf1', None,
+         '<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">\u042f'),
+        # the header's charset beats the page's
+        ("<meta charset=koi8-r>\u00e9".encode(), "text/html; charset=utf-8", "<meta charset=koi8-r>\u00e9"),
+        ("caf\u00e9".encode(), "text/html; charset=bogus", "caf\u00e9"),  # unknown label: skipped, UTF-8
+        (b"<meta charset=utf-7>+AGE-", "text/html; charset=x-user-defined", "<meta charset=utf-7>+AGE-"),
+        (b"<meta charset=base64>ok", None, "<meta charset=base64>ok"),  # a Python codec, not a text encoding
+        ("caf\u00e9".encode(), "text/html; charset=utf-16", "caf\u00e9"),  # UTF-16 without a BOM: ignored
+        ("caf\u00e9".encode("cp1252"), None, "caf\u00e9"),  # not UTF-8: windows-1252
+        (b"\x81\x93", None, "\x81\u201c"),  # WHATWG windows-1252: no byte fails
+    ],
+)
+def test_decode_html(body, content_type, text):
+    assert decode_html(body, content_type) == text
+
+
+def test_decode_html_truncated_multibyte():
+    cut = "caf\u00e9".encode()[:-1]
+    assert decode_html(cut, truncated=True) == "caf\ufffd"  # a character cut at the end, not a cp1252 page
+    assert decode_html(cut) == "caf\u00c3"
+
+
+@pytest.mark.parametrize(
+    ("head", "html"),
+    [
+        (b"<!DOCTYPE html><title>x</title>", True),
+        (b"\xef\xbb\xbf \n<!-- made by hand --> <html\nlang=en>", True),
+        (b'<?xml version="1.0"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN">\n<html>', True),
+        (b"<p>A paragraph", True),
+        (b'<?xml version="1.0"?><rss version="2.0">', False),
+        (b"<pre>not a tag HTML starts with", False),
+        (b'{"json": true}', False),
+        (b"\x89PNG\r\n\x1a\n", False),
+        (b"<!---->" * 146 + b"x", False),  # many comments: answered at once, no exponential backtracking
+    ],
+)
+def test_looks_like_html(head, html):
+    assert looks_like_html(head) is html
 
 
 def test_imported_warc_benches(tmp_path):
     """A handful of pages written by warcio becomes a web the benchmark can crawl and score."""
     from focuscrawl.bench.runner import run_benchmark
+    from focuscrawl.config import BenchConfig
 
     web_dir = tmp_path / "web"
     import_warc(write_warc(tmp_path / "crawl.warc.gz"), write_labels(tmp_path / "labels.tsv"), web_dir)
-    summary = run_benchmark(web_dir, "subject.Mammals", ["bfs", "random"], budget=6, runs=1,
-                            out=tmp_path / "bench")
+    summary = run_benchmark(BenchConfig(web=str(web_dir), topic="subject.Mammals", strategies=["bfs", "random"],
+                                        budget=6, runs=1, out=tmp_path / "bench"))
     rows = {row["strategy"]: row for row in summary["strategies"]}
     assert summary["relevant_total"] == 2 and set(rows) == {"oracle", "bfs", "random"}
     assert rows["oracle"]["relevant_pages_mean"] >= 1 and (tmp_path / "bench" / "summary.json").exists()

@@ -1,12 +1,18 @@
-"""The few value types every layer shares: what a fetch returns, what a policy observes, what a step emits.
+"""The few value types every layer shares: what a fetch returns, what a policy observes, what a step emits,
+what a user says a topic is, and the shape of a relevance classifier.
 
-They live at the bottom of the import graph so that webs, the engine and strategies can all use them
-without knowing about each other.
+They live at the bottom of the import graph so that webs, topics, the engine and strategies can all use
+them without knowing about each other.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +61,27 @@ class Outlink:
     new: bool
 
 
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """A policy's answer to "what next?": the URL, why, and what it wants back when the page arrives.
+
+    ``score`` is the strategy's own value of the choice (a priority, a Q-value; None for a random or
+    exploring pick) and ``reason`` a few words a user can read ("greedy Q=0.82 in leaf 17 of 190",
+    "bandit arm fl-ne"); both go to ``pages.jsonl``. ``memo`` is opaque to the engine: whatever the policy
+    knew at selection time (the chosen action's features, say). The engine hands the same Selection back
+    in the matching ``Observation``, however many fetches are in flight, so no policy keeps a table of
+    pending selections.
+    """
+
+    url: str
+    score: float | None = None
+    reason: str = ""
+    memo: Any = None
+
+
 @dataclass(slots=True)
 class Observation:
-    """What a policy learns after the engine fetched the URL it selected.
+    """What a policy learns after the engine fetched the URL of one of its selections.
 
     ``relevance`` is the topic classifier's probability on the fetched page and ``reward`` the
     reinforcement signal derived from it (1.0 when relevance >= 0.5), both from the agent's own
@@ -66,11 +90,15 @@ class Observation:
     """
 
     step: int
-    url: str
+    selection: Selection
     page: Page
     relevance: float
     reward: float
     links: list[Outlink]
+
+    @property
+    def url(self) -> str:
+        return self.selection.url
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +106,9 @@ class StepEvent:
     """One crawl step, as emitted to metrics, logs, progress displays and run folders.
 
     ``relevant`` is the ground-truth judgement when the environment has labels (offline webs), else None.
-    ``decision_ms`` is the time spent inside the policy for this step (select + observe), fetching and
-    reward computation excluded.
+    ``decision_ms`` is the time spent inside the policy for this step (the select that chose it and the
+    observe of its page), fetching and reward computation excluded. ``score`` and ``reason`` are the
+    policy's, from the step's ``Selection``.
     """
 
     step: int
@@ -93,3 +122,37 @@ class StepEvent:
     decision_ms: float
     parent: str | None
     depth: int
+    score: float | None = None
+    reason: str = ""
+
+
+@dataclass
+class TopicInputs:
+    """What a user hands a focused crawler for a topic: keywords, labelled example texts (no URLs) and seeds.
+
+    ``example_labels[i]`` is 1 when ``example_texts[i]`` is on topic, else 0. No ground truth beyond these.
+    """
+
+    name: str
+    keywords: list[str]
+    example_texts: list[str]
+    example_labels: list[int]
+    seeds: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if len(self.example_texts) != len(self.example_labels):
+            raise ValueError("example_texts and example_labels differ in length")
+        if self.example_labels and len(set(self.example_labels)) < 2:
+            raise ValueError(f"topic {self.name!r} needs both relevant and irrelevant example texts")
+
+
+@runtime_checkable
+class RelevanceModel(Protocol):
+    """A relevance classifier: ``fit`` on labelled texts, then ``predict_proba`` in batches (P(on topic) per text).
+
+    Implementations live in ``focuscrawl.topic``; the engine and the strategies only call ``predict_proba``.
+    """
+
+    def fit(self, texts: Sequence[str], labels: Sequence[int]) -> RelevanceModel: ...
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray: ...

@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from focuscrawl.bench.protocol import EXAMPLES_IRRELEVANT
 from focuscrawl.bench.runner import run_benchmark
+from focuscrawl.config import BenchConfig
 
 
 @dataclass(frozen=True)
@@ -55,34 +55,23 @@ def geometric_mean(values: Sequence[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def run_global(
-    targets: Sequence[Target],
-    strategies: Sequence[str],
-    *,
-    budget: int,
-    runs: int,
-    out: str | Path,
-    max_per_domain: str | int | None = None,
-    seed: int = 0,
-    resolve: Callable[[str], str | Path] = lambda w: w,
-    progress: Callable[[str], None] | None = None,
-    strategy_options: dict[str, dict] | None = None,
-    examples_irrelevant: int = EXAMPLES_IRRELEVANT,
-) -> dict:
-    """Benchmark every target (each in its own sub-folder of ``out``) and combine them into global scores."""
+def run_global(config: BenchConfig, targets: Sequence[Target],
+               progress: Callable[[str], None] | None = None) -> dict:
+    """Benchmark every target (each in its own sub-folder of ``config.out``) and combine them into global
+    scores; every other setting is ``config``'s."""
     if len(targets) < 1:
         raise ValueError("--global needs at least one web")
-    out = Path(out)
+    out = Path(config.out)
     per_target = []
     for i, target in enumerate(targets):
         if progress:
             progress(f"[{i + 1}/{len(targets)}] {target.web} / {target.topic} ({target.seeds_per_run} seed(s) per run)")
-        summary = run_benchmark(resolve(target.web), target.topic, strategies, budget=budget, runs=runs,
-                                out=out / f"{i:02d}-{target.slug}", seeds_per_run=target.seeds_per_run,
-                                max_per_domain=max_per_domain, seed=seed, progress=progress,
-                                strategy_options=strategy_options, examples_irrelevant=examples_irrelevant)
-        per_target.append(summary)
-    result = combine(per_target, budget=budget, runs=runs, max_per_domain=max_per_domain, seed=seed)
+        target_config = config.model_copy(update={"web": target.web, "topic": target.topic,
+                                                  "seeds_per_run": target.seeds_per_run,
+                                                  "out": out / f"{i:02d}-{target.slug}"})
+        per_target.append(run_benchmark(target_config, progress))
+    result = combine(per_target, budget=config.budget, runs=config.runs, max_per_domain=config.max_per_domain,
+                     seed=config.seed)
     (out / "global.json").write_text(json.dumps(result, indent=2) + "\n")
     (out / "global.md").write_text(global_markdown(result))
     return result
@@ -128,7 +117,7 @@ def global_markdown(result: dict) -> str:
     lines = ["| strategy | global score | global AUC | " + " | ".join(webs)
              + " | harvest rate | relevant domains | decision ms |",
              "|" + "---|" * (6 + len(webs))]
-    for row in sorted(result["strategies"], key=lambda r: -_sortable(r["global_score"])):
+    for row in sorted(result["strategies"], key=lambda r: -sortable_score(r["global_score"])):
         cells = [f"{v:.3f}" for v in row["per_web_score"]]
         lines.append(f"| {row['strategy']} | {row['global_score']:.3f} | {row['global_auc']:.3f} | "
                      + " | ".join(cells) + f" | {row['harvest_rate_mean']:.3f} | {row['relevant_domains_mean']:.1f} | "
@@ -136,5 +125,5 @@ def global_markdown(result: dict) -> str:
     return head + "\n".join(lines) + "\n"
 
 
-def _sortable(value: float) -> float:
+def sortable_score(value: float) -> float:
     return -1.0 if math.isnan(value) else value

@@ -16,8 +16,10 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
-from focuscrawl.topic.inputs import TopicInputs
+from focuscrawl.topic.topic_dir import write_topic_dir
+from focuscrawl.types import TopicInputs
 from focuscrawl.web.store import OfflineWeb, label_matches, split_labels
 
 EXAMPLES_RELEVANT = 50
@@ -124,3 +126,26 @@ def load_topic(
         example_labels=example_labels,
     )
     return BenchTopic(inputs=inputs, truth=GroundTruth(topic, relevant), seed_pool=sorted(seed_pool), seed=seed)
+
+
+def init_from_web(
+    directory: str | Path,
+    web_dir: str | Path,
+    label: str,
+    *,
+    seed: int = 0,
+    seeds: int = 1,
+    run: int = 0,
+    overwrite: bool = False,
+) -> TopicInputs:
+    """A topic directory from a labelled offline web: the benchmark's examples, keywords and run ``run``'s
+    seeds, so that a crawl of the served web gets exactly the inputs ``focuscrawl bench`` gives an agent."""
+    web = OfflineWeb(web_dir)
+    try:
+        bench = load_topic(web, label, seed=seed)
+        topic = bench.inputs
+        topic.seeds = bench.seeds_for_run(run, seeds) if seeds > 0 else []
+    finally:
+        web.close()
+    write_topic_dir(directory, topic, overwrite=overwrite)
+    return topic

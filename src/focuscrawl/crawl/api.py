@@ -14,29 +14,26 @@ A run folder holds one crawl; running the same crawl on it again continues it (s
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
-import os
-import pickle
 import signal
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from focuscrawl.crawl.config import CrawlConfig, load_config, read_effective_config, write_effective_config
-from focuscrawl.crawl.driver import CrawlDriver, Fetcher, RecordingEngine, ResumeError, replay
-from focuscrawl.storage import (HARVEST_FILE, PAGES_FILE, STATE_FILE, WARC_FILE, HarvestWriter, PagesWriter,
-                                StateStore, StepRecord, WarcOutput, repair_pages)
-from focuscrawl.strategies import STRATEGIES, CrawlContext, make_policy
-from focuscrawl.topic.inputs import TopicInputs
-from focuscrawl.urls import domain_of
-
-MODEL_FILE = "model.pkl"
-SUMMARY_FILE = "summary.json"
-PLOT_FILE = "harvest.png"
-LOCK_FILE = ".lock"
+from focuscrawl.builder import Classifiers, build_crawl, check_strategies
+from focuscrawl.config import CrawlConfig, load_config, read_effective_config
+from focuscrawl.crawl.driver import CrawlDriver, Fetcher
+from focuscrawl.crawl.offline import OfflineFetcher
+from focuscrawl.crawl.resume import ResumeError, replay
+from focuscrawl.crawl.run_folder import CrawlSummary, Outputs, RunFolder
+from focuscrawl.engine import CrawlEngine
+from focuscrawl.storage import StateStore, StepRecord
+from focuscrawl.strategies import resolve
+from focuscrawl.topic.topic_dir import load_topic_dir
+from focuscrawl.web import resolve_web_dir
+from focuscrawl.web.http import FetchConfig, HttpFetcher
 
 
 @dataclass
@@ -68,27 +65,12 @@ class RunStats:
         return len(window) / max(now - window[0], 1e-6)
 
 
-@dataclass
-class CrawlSummary:
-    out: str
-    steps: int
-    new_steps: int
-    resumed_steps: int
-    relevant: int
-    harvest_rate: float
-    relevant_domains: int
-    errors: int
-    frontier_size: int
-    elapsed_s: float
-    stopped: str  # budget | frontier | interrupted
-
-
 class Crawler:
     """One crawl in one run folder. ``run()`` may be called again after a stop to continue it."""
 
     def __init__(self, config: CrawlConfig | None = None, /, *, fetcher: Fetcher | None = None, **settings):
         if config is None:
-            config = load_config(**settings)
+            config = load_config(CrawlConfig, **settings)
         elif settings:
             config = CrawlConfig.model_validate({**config.model_dump(), **settings})
         if config.out is None:
@@ -100,6 +82,7 @@ class Crawler:
         self._driver: CrawlDriver | None = None
         self._stop_requested = 0
         self.summary: CrawlSummary | None = None
+        self.repaired: dict[str, int] = {}
 
     @classmethod
     def resume(cls, out: str | Path, *, fetcher: Fetcher | None = None, **overrides) -> Crawler:
@@ -157,59 +140,89 @@ class Crawler:
     # -- the run ------------------------------------------------------------------------------------
     async def run(self) -> AsyncIterator[StepRecord]:
         """Start or resume the crawl and yield each page once it is committed to the run folder."""
-        if self.config.topic is None or not Path(self.config.topic).is_dir():
+        config = self.config
+        if config.topic is None or not Path(config.topic).is_dir():
             # Checked before the folder is made, so that a mistyped command leaves nothing behind.
-            raise FileNotFoundError(f"topic directory {self.config.topic} not found" if self.config.topic else
+            raise FileNotFoundError(f"topic directory {config.topic} not found" if config.topic else
                                     "a crawl needs a topic directory (see `focuscrawl topic init`)")
-        self.out.mkdir(parents=True, exist_ok=True)
-        lock = _lock_folder(self.out)
-        store = pages = harvest = warc = None
+        check_strategies(config, [config.strategy])
+        topic = load_topic_dir(config.topic)
+        seeds = config.all_seeds() or list(topic.seeds)
+        if not seeds:
+            raise ValueError("no seeds: give --seeds FILE or put seeds.txt in the topic directory")
+        store: StateStore | None = None
+        outputs: Outputs | None = None
         fetcher = self._fetcher
         owns_fetcher = fetcher is None
+        engine: CrawlEngine | None = None
         started = time.monotonic()
         new_steps = 0
-        try:
-            store = StateStore(self.out / STATE_FILE)
-            engine, inflight = self._prepare_engine(store)
-            write_effective_config(self.out, self.config)
-            pages, harvest, warc = self._open_outputs(store)
-            self.stats = RunStats(steps=store.step_count(), resumed_steps=store.step_count(),
-                                    relevant=harvest.relevant, relevant_domains=len(harvest.domains),
-                                    errors=store.db.execute("SELECT COUNT(*) FROM steps WHERE status = 0 OR "
-                                                            "status >= 400").fetchone()[0],
-                                    frontier_size=engine.frontier_size)
-            if fetcher is None:
-                fetcher = self._make_fetcher()
-            self._driver = CrawlDriver(engine, fetcher, store, pages, harvest, warc,
-                                       concurrency=self.config.concurrency,
-                                       checkpoint_every=self.config.checkpoint_every)
-            if self._stop_requested:
-                self._driver.stop(self._stop_requested > 1)
-            async with aclosing(self._driver.run(inflight)) as steps:
-                async for record in steps:
-                    new_steps += 1
-                    self._count(record, harvest)
-                    yield record
-        finally:
-            if self._driver is not None:
-                self._driver.stop(immediate=True)
-            for output in (pages, harvest, warc):
-                if output is not None:
-                    output.close()
-            if fetcher is not None and owns_fetcher:
-                await fetcher.aclose()
-            if store is not None:
-                if pages is not None:  # prepared: a refused resume must not overwrite the folder's report
-                    self.summary = self._finish(store, new_steps, time.monotonic() - started)
-                store.close()
-            self._driver = None
-            lock.close()
+        with RunFolder(self.out) as folder:
+            try:
+                store = folder.open_store({**config.identity(), "seeds": seeds}, strategy=config.strategy,
+                                          context_budget=config.budget)
+                engine = self._engine(folder, store, topic, seeds)
+                folder.write_config(config)
+                outputs = folder.open_outputs(store, config.strategy, config.warc)
+                self.repaired = outputs.repaired
+                resumed = store.step_count()
+                self.stats = RunStats(steps=resumed, resumed_steps=resumed, relevant=outputs.harvest.relevant,
+                                      relevant_domains=len(outputs.harvest.domains), errors=store.error_count(),
+                                      frontier_size=engine.frontier_size)
+                if fetcher is None:
+                    fetcher = self._make_fetcher()
+                self._driver = CrawlDriver(engine, fetcher, store, outputs.pages, outputs.harvest, outputs.warc,
+                                           concurrency=config.concurrency, checkpoint_every=config.checkpoint_every)
+                if self._stop_requested:
+                    self._driver.stop(self._stop_requested > 1)
+                async with aclosing(self._driver.run()) as steps:
+                    async for record in steps:
+                        new_steps += 1
+                        self._count(record, outputs)
+                        yield record
+            finally:
+                if self._driver is not None:
+                    self._driver.stop(immediate=True)
+                if outputs is not None:
+                    outputs.close()
+                if fetcher is not None and owns_fetcher:
+                    await fetcher.aclose()
+                if store is not None:
+                    if outputs is not None:  # prepared: a refused resume must not overwrite the folder's report
+                        self.summary = self._summary(store, engine, new_steps, time.monotonic() - started)
+                        folder.write_summary(self.summary, f"{config.strategy}: {self.summary.steps} pages"
+                                             if config.plot else None)
+                    store.close()
+                self._driver = None
 
-    def _count(self, record: StepRecord, harvest: HarvestWriter) -> None:
+    def _engine(self, folder: RunFolder, store: StateStore, topic, seeds: list[str]) -> CrawlEngine:
+        """A fresh engine for this crawl, brought to the store's last commit."""
+        config = self.config
+        reward_model = config.reward_model or resolve(config.strategy).reward_model
+        classifiers = Classifiers(topic, config.seed,
+                                  trained={reward_model: folder.classifier(reward_model, topic, config.seed)})
+        # The policy is told the first run's budget: it may plan with it, and the replay must match.
+        context_budget = store.get_meta("context_budget", config.budget)
+
+        def fresh() -> CrawlEngine:
+            return build_crawl(config, config.strategy, topic, seeds, classifiers=classifiers,
+                               context_budget=context_budget).engine
+
+        engine = fresh()
+        try:
+            replay(engine, store, use_checkpoint=config.checkpoint_every > 0)
+        except ResumeError:
+            raise
+        except Exception:  # noqa: BLE001 - an unreadable checkpoint: replay the whole log instead
+            engine = fresh()
+            replay(engine, store, use_checkpoint=False)
+        return engine
+
+    def _count(self, record: StepRecord, outputs: Outputs) -> None:
         s = self.stats
         s.steps = record.step + 1
-        s.relevant = harvest.relevant
-        s.relevant_domains = len(harvest.domains)
+        s.relevant = outputs.harvest.relevant
+        s.relevant_domains = len(outputs.harvest.domains)
         s.errors += int(record.status == 0 or record.status >= 400)
         s.frontier_size = record.frontier_size
         s.in_flight = self._driver.in_flight if self._driver else 0
@@ -217,105 +230,9 @@ class Crawler:
         if len(s.recent) > 2000:
             del s.recent[:1000]
 
-    # -- assembly -----------------------------------------------------------------------------------
-    def _prepare_engine(self, store: StateStore) -> tuple[RecordingEngine, list[str]]:
-        config = self.config
-        if config.topic is None:
-            raise ValueError("a crawl needs a topic directory (see `focuscrawl topic init`)")
-        from focuscrawl.topic.topic_dir import load_topic_dir
-
-        topic = load_topic_dir(config.topic)
-        seeds = config.all_seeds() or list(topic.seeds)
-        if not seeds:
-            raise ValueError("no seeds: give --seeds FILE or put seeds.txt in the topic directory")
-        identity = {**config.identity(), "seeds": seeds}
-        if not store.is_new:
-            recorded = store.get_meta("identity", {})
-            changed = sorted(k for k in set(recorded) | set(identity) if recorded.get(k) != identity.get(k))
-            if changed:
-                raise ResumeError(f"{self.out} holds a different crawl (changed: {', '.join(changed)}); "
-                                  "use another run folder, or the same settings to resume it")
-        strategy = STRATEGIES.get(config.strategy)
-        if strategy is None:
-            raise KeyError(f"unknown strategy {config.strategy!r}; known: {', '.join(sorted(STRATEGIES))}")
-        classifier = self._classifier(topic, config.reward_model or strategy.reward_model)
-
-        def fresh() -> RecordingEngine:
-            policy = make_policy(config.strategy, **config.strategy_options)
-            engine = RecordingEngine(policy, classifier, budget=config.budget, max_per_domain=config.max_per_domain,
-                                     max_outlinks=config.max_outlinks)
-            # The context budget is the first run's: a policy may plan with it, and replay must match.
-            budget = store.get_meta("context_budget", config.budget)
-            engine.start(CrawlContext(topic=topic, classifier=classifier, seeds=list(seeds), budget=budget,
-                                      seed=config.seed, options=dict(config.strategy_options)))
-            return engine
-
-        engine = fresh()
-        if store.is_new:
-            normalised = list(engine.parent)  # the seeds, normalised, in order
-            store.initialise(normalised, [domain_of(u) for u in normalised], identity=identity,
-                             strategy=config.strategy, context_budget=config.budget)
-            engine.take_changes()
-            return engine, []
-        try:
-            inflight, _ = replay(engine, store, use_checkpoint=config.checkpoint_every > 0)
-        except ResumeError:
-            raise
-        except Exception:  # noqa: BLE001 - an unreadable checkpoint: replay the whole log instead
-            engine = fresh()
-            inflight, _ = replay(engine, store, use_checkpoint=False)
-        return engine, inflight
-
-    def _classifier(self, topic: TopicInputs, model_name: str):
-        """Trained once per run folder and kept, so that a resumed crawl scores pages exactly as before."""
-        from focuscrawl.topic.models import train_relevance_model
-
-        path = self.out / MODEL_FILE
-        if path.exists():
-            try:
-                with open(path, "rb") as fh:
-                    return pickle.load(fh)
-            except Exception:  # noqa: BLE001 - retraining is deterministic, so a bad file is only slower
-                pass
-        model = train_relevance_model(model_name, topic, self.config.seed)
-        tmp = path.with_suffix(".tmp")
-        with open(tmp, "wb") as fh:
-            pickle.dump(model, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        tmp.replace(path)
-        return model
-
-    def _open_outputs(self, store: StateStore):
-        strategy = self.config.strategy
-        dropped, appended = repair_pages(self.out / PAGES_FILE, store, strategy)
-        pages = PagesWriter(self.out / PAGES_FILE, strategy)
-        harvest = HarvestWriter(self.out / HARVEST_FILE)
-        harvest.rewrite(store)
-        warc = None
-        if self.config.warc:
-            path = self.out / WARC_FILE
-            end = store.db.execute("SELECT MAX(warc_end) FROM steps").fetchone()[0]
-            if end is None:
-                path.unlink(missing_ok=True)  # no committed record: start over with a fresh warcinfo
-            else:
-                WarcOutput.truncate_to(path, end)
-            warc = WarcOutput(path)
-        self.repaired = {"pages_dropped": dropped, "pages_appended": appended}
-        return pages, harvest, warc
-
     def _make_fetcher(self) -> Fetcher:
         if self.config.web:
-            from focuscrawl.crawl.offline import OfflineFetcher
-
-            web = self.config.web
-            if web in ("embedded", "demo"):
-                from focuscrawl.web import embedded_web_dir
-
-                web = embedded_web_dir()
-            return OfflineFetcher(web, latency_s=self.config.offline_latency_s)
-        try:
-            from focuscrawl.web.http import FetchConfig, HttpFetcher
-        except ImportError as exc:
-            raise RuntimeError(f"the HTTP fetcher is not available ({exc}); crawl an offline web with --web") from exc
+            return OfflineFetcher(resolve_web_dir(self.config.web), latency_s=self.config.offline_latency_s)
         settings = dict(self.config.fetch)
         if self.config.hosts_map is not None:
             # A web served on loopback: its host names resolve through the server's mapping.
@@ -324,7 +241,7 @@ class Crawler:
             settings.setdefault("allow_loopback", True)
         return HttpFetcher(FetchConfig(**settings))
 
-    def _finish(self, store: StateStore, new_steps: int, elapsed: float) -> CrawlSummary:
+    def _summary(self, store: StateStore, engine: CrawlEngine | None, new_steps: int, elapsed: float) -> CrawlSummary:
         steps = store.step_count()
         if self._stop_requested:
             stopped = "interrupted"
@@ -333,39 +250,8 @@ class Crawler:
         else:
             stopped = "frontier"
         s = self.stats
-        summary = CrawlSummary(out=str(self.out), steps=steps, new_steps=new_steps, resumed_steps=s.resumed_steps,
-                               relevant=s.relevant, harvest_rate=s.relevant / steps if steps else 0.0,
-                               relevant_domains=s.relevant_domains, errors=s.errors,
-                               frontier_size=store.frontier_count(), elapsed_s=elapsed, stopped=stopped)
-        tmp = self.out / (SUMMARY_FILE + ".tmp")
-        tmp.write_text(json.dumps(asdict(summary), indent=2) + "\n")
-        tmp.replace(self.out / SUMMARY_FILE)
-        if self.config.plot and steps:
-            try:
-                from focuscrawl.storage.harvest import plot_harvest_csv
-
-                plot_harvest_csv(self.out / HARVEST_FILE, self.out / PLOT_FILE,
-                                 title=f"{self.config.strategy}: {steps} pages")
-            except Exception:  # noqa: BLE001 - a missing plot must not fail a finished crawl
-                pass
-        return summary
-
-
-class _FolderLock:
-    def __init__(self, fh):
-        self.fh = fh
-
-    def close(self) -> None:
-        self.fh.close()  # closing releases the flock; a killed process releases it too
-
-
-def _lock_folder(out: Path) -> _FolderLock:
-    fh = open(out / LOCK_FILE, "w")
-    try:
-        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        fh.close()
-        raise ResumeError(f"another crawl is running in {out}") from None
-    fh.write(f"{os.getpid()}\n")
-    fh.flush()
-    return _FolderLock(fh)
+        frontier = engine.frontier_size if engine is not None else store.last_frontier_size()
+        return CrawlSummary(out=str(self.out), steps=steps, new_steps=new_steps, resumed_steps=s.resumed_steps,
+                            relevant=s.relevant, harvest_rate=s.relevant / steps if steps else 0.0,
+                            relevant_domains=s.relevant_domains, errors=s.errors, frontier_size=frontier,
+                            elapsed_s=elapsed, stopped=stopped)

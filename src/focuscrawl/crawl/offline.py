@@ -28,9 +28,6 @@ class OfflineFetcher:
             page.html = self.web.html(page.final_url)
         return page
 
-    def host_ready_in(self, url: str) -> float:
-        return 0.0
-
     async def aclose(self) -> None:
         if self._owns_web:
             self.web.close()

@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from focuscrawl.crawl.api import Crawler, CrawlSummary
+from focuscrawl.crawl.api import Crawler
+from focuscrawl.crawl.run_folder import CrawlSummary
 from focuscrawl.storage.state import StepRecord
 
 

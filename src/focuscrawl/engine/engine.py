@@ -1,22 +1,34 @@
 """The crawl loop: the one place that knows the order of select, fetch, score, observe.
 
 The same ``CrawlEngine`` serves the offline benchmark (``run``, synchronous) and the real web (an async
-driver calls ``next_url`` for as many requests as it keeps in flight and ``record`` as they complete).
-It owns everything that must be identical across strategies for a comparison to be fair: the closure
-(never fetch a URL twice), URL normalisation, the per-domain cap, the budget and the event stream.
+driver calls ``next_selection`` for as many requests as it keeps in flight and ``record`` as they
+complete). It owns everything that must be identical across strategies for a comparison to be fair: the
+closure (never fetch a URL twice), URL normalisation, the per-domain cap, the budget and the event stream.
+
+Its crawl state (closure, discovered URLs, host counters, selections in flight, the policy) can be
+written out and read back (``snapshot`` / ``restore``): a run folder's checkpoints. Together with the
+operation log of a run folder (``focuscrawl.crawl.resume``) that is the one resume mechanism.
 """
 
 from __future__ import annotations
 
+import io
+import pickle
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from focuscrawl.engine.caps import DomainCap
-from focuscrawl.strategies.base import CrawlContext, Policy
-from focuscrawl.topic.relevance import RelevanceModel
-from focuscrawl.types import Observation, Outlink, Page, StepEvent
+from focuscrawl.policy import CrawlContext, Policy
+from focuscrawl.types import (
+    Observation,
+    Outlink,
+    Page,
+    RelevanceModel,
+    Selection,
+    StepEvent,
+)
 from focuscrawl.urls import domain_of, normalize_url
 from focuscrawl.web import Web
 
@@ -32,6 +44,12 @@ class CrawlStats:
     decision_s: float = 0.0
     fetch_s: float = 0.0
     relevant_hosts: set[str] = field(default_factory=set)
+
+
+# The engine attributes that are crawl state (``snapshot`` writes exactly these, with the policy); everything
+# else is wiring or settings of this process (classifier, sinks, judge, budget: a resume may raise it).
+_STATE = ("stats", "fetched", "parent", "depth", "fetches_per_host", "pending_per_host", "capped_hosts",
+          "frontier_size", "_limit", "_in_flight", "_in_flight_per_host")
 
 
 class CrawlEngine:
@@ -66,8 +84,10 @@ class CrawlEngine:
         self.capped_hosts: set[str] = set()
         self.frontier_size = 0
         self._limit = self.cap.limit(0, budget)
-        self._in_flight: set[str] = set()
+        # URL -> (its Selection, seconds of select calls it took): handed back at record time.
+        self._in_flight: dict[str, tuple[Selection, float]] = {}
         self._in_flight_per_host: Counter[str] = Counter()
+        self.context: CrawlContext | None = None
 
     # -- setup ---------------------------------------------------------------------------------
     def start(self, context: CrawlContext) -> None:
@@ -83,6 +103,7 @@ class CrawlEngine:
         if not seeds:
             raise ValueError("no seeds: a crawl needs at least one seed URL")
         context.seeds = seeds
+        self.context = context
         started = time.perf_counter()
         self.policy.reset(context)
         self.stats.decision_s += time.perf_counter() - started
@@ -92,16 +113,17 @@ class CrawlEngine:
     def done(self) -> bool:
         return self.stats.steps + len(self._in_flight) >= self.budget
 
-    def next_url(self) -> str | None:
+    def next_selection(self) -> Selection | None:
         """Ask the policy for the next URL worth fetching; None when the budget or frontier is spent."""
         if self.done:
             return None
         started = time.perf_counter()
         try:
             while True:
-                url = self.policy.select()
-                if url is None:
+                selection = self.policy.select()
+                if selection is None:
                     return None
+                url = selection.url
                 host = domain_of(url)
                 # Fetches in flight count against the cap: every fetch counts once recorded, whatever its
                 # status, so a host whose cap they would reach is as good as capped (concurrent crawls).
@@ -111,18 +133,21 @@ class CrawlEngine:
                     continue
                 if url not in self.parent:
                     self._discover(url, None, host)
-                self._in_flight.add(url)
+                self._in_flight[url] = (selection, time.perf_counter() - started)
                 self._in_flight_per_host[host] += 1
-                self._selection_s = time.perf_counter() - started
-                return url
+                return selection
         finally:
             self.stats.decision_s += time.perf_counter() - started
 
     def record(self, url: str, page: Page, fetch_s: float = 0.0) -> StepEvent:
-        """Account for the fetch of ``url``: closure, caps, reward, observation, event."""
+        """Account for the fetch of ``url``, a URL of ``next_selection``: closure, caps, reward, observation, event.
+
+        (A URL the engine did not select, which only tests do, is observed as a bare selection.)
+        """
         host = domain_of(url)
+        selection, select_s = Selection(url), 0.0
         if url in self._in_flight:
-            self._in_flight.discard(url)
+            selection, select_s = self._in_flight.pop(url)
             self._in_flight_per_host[host] -= 1
         step = self.stats.steps
         self.stats.steps += 1
@@ -145,7 +170,7 @@ class CrawlEngine:
         links = [] if duplicate else self._new_links(url, page)
 
         started = time.perf_counter()
-        self.policy.observe(Observation(step, url, page, relevance, reward, links))
+        self.policy.observe(Observation(step, selection, page, relevance, reward, links))
         observe_s = time.perf_counter() - started
         self.stats.decision_s += observe_s
 
@@ -165,11 +190,12 @@ class CrawlEngine:
             relevance=relevance,
             relevant=relevant,
             frontier_size=self.frontier_size,
-            decision_ms=(getattr(self, "_selection_s", 0.0) + observe_s) * 1000.0,
+            decision_ms=(select_s + observe_s) * 1000.0,
             parent=self.parent.get(url),
             depth=self.depth.get(url, 0),
+            score=selection.score,
+            reason=selection.reason,
         )
-        self._selection_s = 0.0
         for sink in self.sinks:
             sink(event)
         return event
@@ -177,13 +203,44 @@ class CrawlEngine:
     def run(self, web: Web) -> CrawlStats:
         """Synchronous loop for in-process environments such as offline webs."""
         while not self.done:
-            url = self.next_url()
-            if url is None:
+            selection = self.next_selection()
+            if selection is None:
                 break
             started = time.perf_counter()
-            page = web.fetch(url)
-            self.record(url, page, time.perf_counter() - started)
+            page = web.fetch(selection.url)
+            self.record(selection.url, page, time.perf_counter() - started)
         return self.stats
+
+    @property
+    def in_flight(self) -> list[str]:
+        """URLs selected and not yet recorded, in selection order."""
+        return list(self._in_flight)
+
+    # -- checkpoints -----------------------------------------------------------------------------
+    def snapshot(self) -> bytes:
+        """The crawl state and the policy, pickled; the context's topic and classifier by reference only.
+
+        Those two are the run's inputs, rebuilt identically on resume (and the classifier may be a large
+        model), so a checkpoint names them instead of copying them. Raises what pickle raises for a policy
+        that breaks the contract by being unpicklable.
+        """
+        assert self.context is not None, "start() first"
+        buffer = io.BytesIO()
+        _InputsPickler(buffer, self._shared_inputs()).dump(({name: getattr(self, name) for name in _STATE},
+                                                            self.policy))
+        return buffer.getvalue()
+
+    def restore(self, blob: bytes) -> None:
+        """Replace the crawl state and the policy by a ``snapshot`` of the same crawl (same inputs)."""
+        state, policy = _InputsUnpickler(io.BytesIO(blob), self._shared_inputs()).load()
+        for name in _STATE:
+            setattr(self, name, state[name])
+        self.policy = policy
+
+    def _shared_inputs(self) -> list[object]:
+        context = self.context
+        assert context is not None
+        return [context.topic, context.classifier, self.classifier]
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def _discover(self, url: str, parent: str | None, host: str) -> None:
@@ -237,3 +294,23 @@ class CrawlEngine:
             if len(links) >= self.max_outlinks:
                 break
         return links
+
+
+class _InputsPickler(pickle.Pickler):
+    """Writes the crawl's shared inputs as references (their index) instead of their contents."""
+
+    def __init__(self, file, inputs: list[object]):
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._ids = {id(obj): i for i, obj in enumerate(inputs)}
+
+    def persistent_id(self, obj):
+        return self._ids.get(id(obj))
+
+
+class _InputsUnpickler(pickle.Unpickler):
+    def __init__(self, file, inputs: list[object]):
+        super().__init__(file)
+        self._inputs = inputs
+
+    def persistent_load(self, pid):
+        return self._inputs[pid]

@@ -1,15 +1,15 @@
 """The crawl-state store: one SQLite file (WAL) that is the single source of truth of a run folder.
 
-Every completed fetch is committed in one transaction that holds the page record, the engine operations
-that led to it, the URLs it discovered and its host's counters. Everything else in the run folder
+Every completed fetch is committed in one transaction that holds the page record and the engine
+operations that led to it (and, every so often, a checkpoint). Everything else in the run folder
 (pages.jsonl, the WARC, harvest.csv) is derived from it and repaired against it when a crawl resumes.
 
-Resume replays the operation log (``ops``: each ``select`` the engine answered and each ``record`` it
-made, in order) into a fresh engine and policy. Policies are deterministic given the crawl seed, so the
-replay rebuilds exactly the state the crashed process had at its last commit, whatever the policy and
-without any policy having to implement checkpointing. Periodic checkpoints (a pickle of the engine and
-policy state at an op sequence number) only shorten the replay; a checkpoint that fails to load is
-ignored and the log is replayed from the start.
+Resume (``focuscrawl.crawl.resume``) loads the latest checkpoint (``CrawlEngine.snapshot``: the engine's
+crawl state and the policy) into a freshly built engine and replays the operation log after it (``ops``:
+each selection the engine answered and each ``record`` it made, in order). Policies are deterministic
+given the crawl seed, so the replay rebuilds exactly the state the crashed process had at its last
+commit. A checkpoint only shortens the replay; one that fails to load is ignored and the whole log is
+replayed. Nothing else is kept: what the crawl has fetched (the closure) is the ``steps`` table.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 from focuscrawl.types import Link, Page
 
 STATE_FILE = "state.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,15 +47,11 @@ CREATE TABLE IF NOT EXISTS steps (
     reward REAL NOT NULL,
     depth INTEGER NOT NULL,
     parent TEXT,
-    score REAL,
+    score REAL,                  -- the policy's score of its selection, and why it chose it
+    reason TEXT NOT NULL,
     frontier_size INTEGER NOT NULL,
     warc_end INTEGER             -- size of the WARC file once this step's records were written
 );
--- Discovered URLs (the frontier as the engine sees it) and the closure (fetched_step not NULL).
-CREATE TABLE IF NOT EXISTS urls (
-    url TEXT PRIMARY KEY, host TEXT NOT NULL, parent TEXT, depth INTEGER NOT NULL, fetched_step INTEGER
-);
-CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY, fetches INTEGER NOT NULL, capped INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS checkpoints (seq INTEGER PRIMARY KEY, step INTEGER NOT NULL, created REAL NOT NULL,
                                         blob BLOB NOT NULL);
 """
@@ -85,6 +81,7 @@ class StepRecord:
     parent: str | None
     score: float | None
     frontier_size: int
+    reason: str = ""
     warc_end: int | None = None
 
     def page(self) -> Page:
@@ -98,22 +95,27 @@ class StepRecord:
             "fetched_at": round(self.fetched_at, 3), "fetch_ms": round(self.fetch_s * 1000.0, 1),
             "content_type": self.content_type, "title": self.title, "text": self.text,
             "relevance": round(self.relevance, 6), "reward": self.reward, "depth": self.depth,
-            "parent": self.parent, "strategy": strategy, "score": self.score, "error": self.error,
-            "outlinks": len(self.outlinks),
+            "parent": self.parent, "strategy": strategy, "score": self.score, "reason": self.reason,
+            "error": self.error, "outlinks": len(self.outlinks),
         }
 
 
 _STEP_COLUMNS = ("step, url, final_url, host, status, content_type, title, error, body, fetched_at, fetch_s, "
-                 "relevance, reward, depth, parent, score, frontier_size, warc_end")
+                 "relevance, reward, depth, parent, score, frontier_size, reason, warc_end")
 
 
 def _row_to_step(row: tuple) -> StepRecord:
     (step, url, final_url, host, status, content_type, title, error, body, fetched_at, fetch_s, relevance,
-     reward, depth, parent, score, frontier_size, warc_end) = row
+     reward, depth, parent, score, frontier_size, reason, warc_end) = row
     payload = json.loads(zlib.decompress(body))
     links = [Link(u, a) for u, a in payload["outlinks"]]
     return StepRecord(step, url, final_url, host, status, content_type, title, error, payload["text"], links,
-                      fetched_at, fetch_s, relevance, reward, depth, parent, score, frontier_size, warc_end)
+                      fetched_at, fetch_s, relevance, reward, depth, parent, score, frontier_size, reason,
+                      warc_end)
+
+
+class StoreVersionError(RuntimeError):
+    """The state store was written by another version of focuscrawl."""
 
 
 class StateStore:
@@ -128,6 +130,12 @@ class StateStore:
         # only a power cut can lose the last commits, and the derived files are repaired to match then too.
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
+        version = self.get_meta("schema_version")
+        if version not in (None, SCHEMA_VERSION):
+            self.db.close()
+            raise StoreVersionError(f"{self.path} was written by another focuscrawl version (store format "
+                                    f"{version}, this one reads {SCHEMA_VERSION}); resume it with that version "
+                                    "or start a new run folder")
         self._pending_selects: list[str] = []
 
     def close(self) -> None:
@@ -147,15 +155,9 @@ class StateStore:
     def is_new(self) -> bool:
         return self.get_meta("schema_version") is None
 
-    def initialise(self, seeds: list[str], hosts: list[str], **meta) -> None:
-        """First start of a run: remember what defines the crawl and register the seeds as discovered."""
-        with self._transaction():
-            self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                                [(k, json.dumps(v)) for k, v in
-                                 {"schema_version": SCHEMA_VERSION, "created": time.time(), "seeds": seeds,
-                                  **meta}.items()])
-            self.db.executemany("INSERT OR IGNORE INTO urls (url, host, parent, depth) VALUES (?, ?, NULL, 0)",
-                                list(zip(seeds, hosts)))
+    def initialise(self, **meta) -> None:
+        """First start of a run: remember what defines the crawl."""
+        self.set_meta(schema_version=SCHEMA_VERSION, created=time.time(), **meta)
 
     # -- the step transaction ----------------------------------------------------------------------
     def log_select(self, url: str) -> None:
@@ -165,15 +167,8 @@ class StateStore:
         """
         self._pending_selects.append(url)
 
-    def commit_step(
-        self,
-        record: StepRecord,
-        discovered: list[tuple[str, str, str | None, int]],
-        fetched: list[tuple[str, str]],
-        hosts: list[tuple[str, int, bool]],
-        checkpoint: bytes | None = None,
-    ) -> None:
-        """Atomically: the selects so far, the record op, the page, new URLs, closure, host counters."""
+    def commit_step(self, record: StepRecord, checkpoint: bytes | None = None) -> None:
+        """Atomically: the selects so far, the record op, the page (and a checkpoint taken after it)."""
         body = zlib.compress(json.dumps({"text": record.text,
                                          "outlinks": [(l.url, l.anchor) for l in record.outlinks]}).encode(), 3)
         with self._transaction():
@@ -181,24 +176,15 @@ class StateStore:
             cursor = self.db.execute("INSERT INTO ops (kind, url) VALUES ('R', ?)", (record.url,))
             seq = cursor.lastrowid
             self.db.execute(
-                f"INSERT INTO steps ({_STEP_COLUMNS}) VALUES ({','.join('?' * 18)})",
+                f"INSERT INTO steps ({_STEP_COLUMNS}) VALUES ({','.join('?' * 19)})",
                 (record.step, record.url, record.final_url, record.host, record.status, record.content_type,
                  record.title, record.error, body, record.fetched_at, record.fetch_s, record.relevance,
-                 record.reward, record.depth, record.parent, record.score, record.frontier_size, record.warc_end),
+                 record.reward, record.depth, record.parent, record.score, record.frontier_size, record.reason,
+                 record.warc_end),
             )
-            if discovered:
-                self.db.executemany("INSERT OR IGNORE INTO urls (url, host, parent, depth) VALUES (?, ?, ?, ?)",
-                                    discovered)
-            self.db.executemany(
-                "INSERT INTO urls (url, host, depth, fetched_step) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT(url) DO UPDATE SET fetched_step = excluded.fetched_step",
-                [(url, host, record.depth, record.step) for url, host in fetched])
-            self.db.executemany(
-                "INSERT INTO hosts VALUES (?, ?, ?) ON CONFLICT(host) DO UPDATE SET "
-                "fetches = excluded.fetches, capped = excluded.capped",
-                [(h, n, int(c)) for h, n, c in hosts])
             if checkpoint is not None:
-                self.db.execute("INSERT INTO checkpoints VALUES (?, ?, ?, ?)", (seq, record.step, time.time(), checkpoint))
+                self.db.execute("INSERT INTO checkpoints VALUES (?, ?, ?, ?)",
+                                (seq, record.step, time.time(), checkpoint))
                 self.db.execute("DELETE FROM checkpoints WHERE seq NOT IN "
                                 "(SELECT seq FROM checkpoints ORDER BY seq DESC LIMIT ?)", (KEEP_CHECKPOINTS,))
         self._pending_selects.clear()
@@ -206,9 +192,6 @@ class StateStore:
     # -- reading -------------------------------------------------------------------------------------
     def step_count(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM steps").fetchone()[0]
-
-    def last_op_seq(self) -> int:
-        return self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM ops").fetchone()[0]
 
     def steps(self, start: int = 0) -> Iterator[StepRecord]:
         cursor = self.db.execute(f"SELECT {_STEP_COLUMNS} FROM steps WHERE step >= ? ORDER BY step", (start,))
@@ -228,12 +211,19 @@ class StateStore:
 
     def closure(self) -> set[str]:
         """Every URL the crawl counts as fetched (requested URLs and the final URLs of redirects)."""
-        return {url for (url,) in self.db.execute("SELECT url FROM urls WHERE fetched_step IS NOT NULL")}
+        return {url for (url,) in self.db.execute("SELECT url FROM steps UNION SELECT final_url FROM steps")}
 
-    def frontier_count(self) -> int:
-        return self.db.execute(
-            "SELECT COUNT(*) FROM urls u LEFT JOIN hosts h ON h.host = u.host "
-            "WHERE u.fetched_step IS NULL AND COALESCE(h.capped, 0) = 0").fetchone()[0]
+    def error_count(self) -> int:
+        """Steps that failed: network errors, refusals (status 0) and HTTP errors."""
+        return self.db.execute("SELECT COUNT(*) FROM steps WHERE status = 0 OR status >= 400").fetchone()[0]
+
+    def warc_end(self) -> int | None:
+        """Size of the WARC after the last committed step's records (None: no step wrote one)."""
+        return self.db.execute("SELECT MAX(warc_end) FROM steps").fetchone()[0]
+
+    def last_frontier_size(self) -> int:
+        row = self.db.execute("SELECT frontier_size FROM steps ORDER BY step DESC LIMIT 1").fetchone()
+        return 0 if row is None else row[0]
 
     def latest_checkpoint(self) -> tuple[int, int, bytes] | None:
         row = self.db.execute("SELECT seq, step, blob FROM checkpoints ORDER BY seq DESC LIMIT 1").fetchone()

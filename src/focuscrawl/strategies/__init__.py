@@ -1,55 +1,39 @@
-"""Crawling strategies behind one interface, and the registry that names them."""
+"""Crawling strategies behind the policy contract (``focuscrawl.policy``), and the names that build them.
+
+One module (or package) per family, each registering its strategies and presets when imported:
+
+    baselines    random, bfs, oracle (ground truth)
+    best_first   best-first: ACHE-like page classifier priorities + online link classifier
+    han          Han et al. 2018: SARSA with linear function approximation
+    kaleel       Kaleel & Sheen 2023: decaying epsilon-greedy SARSA
+    gouriten/    Gouriten et al. 2014: frontier estimators, bandits, altered greedy, batches
+    tres/        TRES (Kontogiannis et al.): DDQN over a Tree-Frontier
+
+To add a family, add its module here; to try a policy without touching the package, name it as
+``module:Class`` (see ``registry``).
+"""
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-from dataclasses import dataclass
+import focuscrawl.strategies.baselines
+import focuscrawl.strategies.best_first
+import focuscrawl.strategies.gouriten
+import focuscrawl.strategies.han
+import focuscrawl.strategies.kaleel
+import focuscrawl.strategies.tres  # noqa: F401
+from focuscrawl.strategies.registry import (
+                                            PRESETS,
+                                            STRATEGIES,
+                                            Preset,
+                                            Resolved,
+                                            StrategySpec,
+                                            UnknownStrategy,
+                                            make_policy,
+                                            names,
+                                            register,
+                                            register_preset,
+                                            resolve,
+)
 
-from focuscrawl.strategies.base import CrawlContext, Policy
-
-
-@dataclass(frozen=True)
-class StrategySpec:
-    name: str
-    description: str
-    factory: Callable[..., Policy]
-    needs_ground_truth: bool = False
-    reward_model: str = "tfidf"  # name in focuscrawl.topic.models: the classifier whose output is the reward
-
-
-STRATEGIES: dict[str, StrategySpec] = {}
-
-
-def register(spec: StrategySpec) -> None:
-    if spec.name in STRATEGIES:
-        raise ValueError(f"strategy {spec.name!r} registered twice")
-    STRATEGIES[spec.name] = spec
-
-
-# Each module registers its strategies when imported: add a strategy family by adding its module here.
-_STRATEGY_MODULES = [
-    "focuscrawl.strategies.baselines",
-    "focuscrawl.strategies.best_first",
-    "focuscrawl.strategies.han",
-    "focuscrawl.strategies.kaleel",
-    "focuscrawl.strategies.gouriten",
-    "focuscrawl.strategies.tres",
-]
-for _module in _STRATEGY_MODULES:
-    importlib.import_module(_module)
-
-
-def make_policy(name: str, judge: Callable[[str], bool] | None = None, **options) -> Policy:
-    """Build a strategy by name. Only strategies that declare ``needs_ground_truth`` receive ``judge``."""
-    spec = STRATEGIES.get(name)
-    if spec is None:
-        raise KeyError(f"unknown strategy {name!r}; known: {', '.join(sorted(STRATEGIES))}")
-    if spec.needs_ground_truth:
-        if judge is None:
-            raise ValueError(f"strategy {name!r} needs ground truth and can only run on a labelled web")
-        return spec.factory(judge, **options)
-    return spec.factory(**options)
-
-
-__all__ = ["STRATEGIES", "CrawlContext", "Policy", "StrategySpec", "make_policy", "register"]
+__all__ = ["PRESETS", "STRATEGIES", "Preset", "Resolved", "StrategySpec", "UnknownStrategy", "make_policy",
+           "names", "register", "register_preset", "resolve"]

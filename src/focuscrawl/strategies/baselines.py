@@ -5,27 +5,25 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
-from focuscrawl.strategies import StrategySpec, register
-from focuscrawl.strategies.base import CrawlContext, Policy
-from focuscrawl.types import Observation
+from focuscrawl.policy import CrawlContext, Policy
+from focuscrawl.strategies.registry import StrategySpec, register
+from focuscrawl.types import Observation, Selection
 
 
 class RandomPolicy(Policy):
     """Uniformly random frontier URL: the floor any learning crawler must beat."""
 
-    name = "random"
-
     def reset(self, context: CrawlContext) -> None:
         self.rng = context.rng("random")
         self.frontier: list[str] = list(context.seeds)
 
-    def select(self) -> str | None:
+    def select(self) -> Selection | None:
         if not self.frontier:
             return None
         # Swap-remove keeps popping a random element O(1).
         index = self.rng.randrange(len(self.frontier))
         self.frontier[index], self.frontier[-1] = self.frontier[-1], self.frontier[index]
-        return self.frontier.pop()
+        return Selection(self.frontier.pop(), reason="random")
 
     def observe(self, observation: Observation) -> None:
         self.frontier.extend(link.url for link in observation.links if link.new)
@@ -34,13 +32,11 @@ class RandomPolicy(Policy):
 class BreadthFirstPolicy(Policy):
     """First discovered, first fetched."""
 
-    name = "bfs"
-
     def reset(self, context: CrawlContext) -> None:
         self.queue: deque[str] = deque(context.seeds)
 
-    def select(self) -> str | None:
-        return self.queue.popleft() if self.queue else None
+    def select(self) -> Selection | None:
+        return Selection(self.queue.popleft(), reason="first in, first out") if self.queue else None
 
     def observe(self, observation: Observation) -> None:
         self.queue.extend(link.url for link in observation.links if link.new)
@@ -52,8 +48,6 @@ class OraclePolicy(Policy):
     This is the upper bound strategies are normalised by (Gouriten et al.'s oracle greedy). It is the only
     policy that receives the judge, and the benchmark builds it explicitly with one.
     """
-
-    name = "oracle"
 
     def __init__(self, judge: Callable[[str], bool]):
         self.judge = judge
@@ -67,10 +61,10 @@ class OraclePolicy(Policy):
     def _add(self, url: str) -> None:
         (self.relevant if self.judge(url) else self.other).append(url)
 
-    def select(self) -> str | None:
+    def select(self) -> Selection | None:
         if self.relevant:
-            return self.relevant.popleft()
-        return self.other.popleft() if self.other else None
+            return Selection(self.relevant.popleft(), 1.0, "relevant (ground truth)")
+        return Selection(self.other.popleft(), 0.0, "no relevant URL in the frontier") if self.other else None
 
     def observe(self, observation: Observation) -> None:
         for link in observation.links:

@@ -11,28 +11,30 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import re
 
 import numpy as np
 from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.linear_model import SGDClassifier
 
-from focuscrawl.strategies import StrategySpec, register
-from focuscrawl.strategies.base import CrawlContext, Policy
-from focuscrawl.types import Observation
-
-_TOKEN = re.compile(r"[a-z0-9]{2,}")
+from focuscrawl.policy import CrawlContext, Policy
+from focuscrawl.strategies.registry import StrategySpec, register
+from focuscrawl.topic.text import terms, url_text
+from focuscrawl.types import Observation, Selection
 
 
 def link_features(url: str, anchor: str) -> str:
-    """Prefixed tokens so that a word in the URL and the same word in the anchor are different features."""
-    url_tokens = " ".join(f"u_{t}" for t in _TOKEN.findall(url.lower().split("://", 1)[-1]))
-    anchor_tokens = " ".join(f"a_{t}" for t in _TOKEN.findall(anchor.lower()))
+    """Prefixed terms so that a word in the URL and the same word in the anchor are different features."""
+    url_tokens = " ".join(f"u_{t}" for t in terms(url_text(url)))
+    anchor_tokens = " ".join(f"a_{t}" for t in terms(anchor))
     return f"{url_tokens} {anchor_tokens}"
 
 
 class BestFirstPolicy(Policy):
-    name = "best-first"
+    """Frontier priority: the parent page's relevance, blended with an online link classifier's once it exists.
+
+    ``link_weight`` is the link model's share of the blend; it is retrained on every followed link every
+    ``retrain_every`` steps, and the whole frontier is re-prioritised then.
+    """
 
     def __init__(self, retrain_every: int = 100, link_weight: float = 0.5):
         self.retrain_every = retrain_every
@@ -47,8 +49,6 @@ class BestFirstPolicy(Policy):
         self.priority: dict[str, float] = {}
         self.inherited: dict[str, float] = {}
         self.features: dict[str, str] = {}
-        # URL -> its link text, from select() until observe(): a concurrent crawl has several in flight.
-        self.selected_features: dict[str, str] = {}
         self.train_x: list[str] = []
         self.train_y: list[int] = []
         self.since_retrain = 0
@@ -65,19 +65,20 @@ class BestFirstPolicy(Policy):
         assert self.link_model is not None
         return self.link_model.predict_proba(self.vectorizer.transform(features))[:, 1]
 
-    def select(self) -> str | None:
+    def select(self) -> Selection | None:
         while self.heap:
             negative, _, url = heapq.heappop(self.heap)
             if self.priority.get(url) == -negative:
                 del self.priority[url]
-                self.inherited.pop(url, None)
-                self.selected_features[url] = self.features.pop(url)
-                self.selected_score = -negative
-                return url
+                inherited = self.inherited.pop(url, None)
+                reason = (f"parent page {inherited:.2f}" if self.link_model is None else
+                          f"parent page {inherited:.2f} + link model")
+                # memo: the link's features, a training example once its page's verdict is known
+                return Selection(url, -negative, reason, memo=self.features.pop(url))
         return None
 
     def observe(self, observation: Observation) -> None:
-        features = self.selected_features.pop(observation.url, None)
+        features = observation.selection.memo
         if features is not None:
             self.train_x.append(features)
             self.train_y.append(int(observation.reward > 0))

@@ -1,15 +1,16 @@
 """Han, Wuillemin & Senellart (ICWE 2018), "Focused Crawling through Reinforcement Learning".
 
 SARSA with linear function approximation over discretised page (state) and link (action) features, the
-frontier holding (state, action) pairs scored by their action value (their Algorithm 1). Three variants:
+frontier holding (state, action) pairs scored by their action value (their Algorithm 1). Two options
+make their three variants (presets ``han-sync``, ``han-async``, ``han-moderated``):
 
-- ``han-sync``: after every weight update the whole frontier is re-scored (§3.3, lines 40-43). We do it in
-  ``select`` so that its cost shows in the step's decision time. The frontier holds (s, a) *pairs*, each
-  grouping the links with identical discretised features, so a re-score is one gather-and-sum over the
-  non-empty pairs (about 800 after 1000 Wikispeedia steps, for some 22,000 frontier links);
-- ``han-async``: only the pairs that receive the new page's outlinks are scored (lines 44-47); every
-  other pair keeps the value it got when it was last touched;
-- ``han-moderated``: asynchronous, with the moderated update of their Eq. (4),
+- ``sync`` (``han-sync``): after every weight update the whole frontier is re-scored (§3.3, lines
+  40-43). We do it in ``select`` so that its cost shows in the step's decision time. The frontier holds
+  (s, a) *pairs*, each grouping the links with identical discretised features, so a re-score is one
+  gather-and-sum over the non-empty pairs (about 800 after 1000 Wikispeedia steps, for some 22,000
+  frontier links). Without it (``han-async``) only the pairs that receive the new page's outlinks are
+  scored (lines 44-47); every other pair keeps the value it got when it was last touched;
+- ``moderated`` (``han-moderated``, asynchronous): the moderated update of their Eq. (4),
   ``w += α [r + γ (q(s',a') - δ) - q(s,a)] ∇q(s,a)`` with ``δ = r + γ q(s',a') - q(s,a)``, which is, as
   the paper notes, the original update with step size α (1 - γ) (tests/test_han.py checks it).
 
@@ -33,7 +34,7 @@ as in their Algorithm (lines 26-31 and 44-47), moves to the pair of the page tha
 
 Choices where the paper is silent or does not transfer, all options of ``HanPolicy``:
 
-- relevance values are tf-idf cosines, scaled to [0, 1], from ``textsim.TopicSimilarity`` (see there);
+- relevance values are tf-idf cosines, scaled to [0, 1], from ``focuscrawl.topic.similarity.TopicSimilarity``;
 - a page is *relevant* (for the relevant-parents mean, the distance feature and the terminal update of
   lines 32-33) when the agent's classifier says so (``Observation.reward`` > 0). The paper's test (tf-idf
   relevance > 0 or the topic word appears) would call nearly every Wikipedia page relevant;
@@ -58,10 +59,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from focuscrawl.strategies import StrategySpec, register
-from focuscrawl.strategies.base import CrawlContext, Policy
-from focuscrawl.strategies.textsim import TopicSimilarity, url_text
-from focuscrawl.types import Observation
+from focuscrawl.policy import CrawlContext, Policy
+from focuscrawl.strategies.registry import (
+    Preset,
+    StrategySpec,
+    register,
+    register_preset,
+)
+from focuscrawl.topic.similarity import TopicSimilarity
+from focuscrawl.topic.text import url_text
+from focuscrawl.types import Observation, Selection
 
 COARSE_EDGES = np.array([0.2, 0.4, 0.6, 0.8])  # 5 buckets
 FINE_EDGES = np.array([0.1, 0.3, 0.5, 0.7, 0.9])  # 6 buckets
@@ -149,15 +156,11 @@ class LinkInfo:
 
 
 class HanPolicy(Policy):
-    name = "han"
-
-    def __init__(self, mode: str = "async", epsilon: float = 0.1, gamma: float = 0.9, alpha: float = 0.001,
-                 beta: float = 0.4, delta1: float = 0.1, delta2: float = 0.3,
+    def __init__(self, sync: bool = False, moderated: bool = False, epsilon: float = 0.1, gamma: float = 0.9,
+                 alpha: float = 0.001, beta: float = 0.4, delta1: float = 0.1, delta2: float = 0.3,
                  related_keywords: list[list[str]] | None = None, reward_relevant: float = 30.0,
                  reward_related: float = 20.0, reward_other: float = -1.0, related_threshold: float = 0.4):
-        if mode not in ("sync", "async", "moderated"):
-            raise ValueError(f"mode must be sync, async or moderated, not {mode!r}")
-        self.mode = mode
+        self.sync, self.moderated = bool(sync), bool(moderated)
         self.epsilon, self.gamma, self.alpha, self.beta = epsilon, gamma, alpha, beta
         self.delta1, self.delta2 = delta1, delta2
         self.related_keywords = related_keywords
@@ -184,8 +187,6 @@ class HanPolicy(Policy):
         self.members: list[deque[str]] = []
         self.alive: list[int] = []  # non-empty pairs, for the uniform random choice of line 17
         self.alive_pos: dict[int, int] = {}
-        # URL -> what select() knew, until observe(): a concurrent crawl selects several URLs before their pages arrive.
-        self.pending: dict[str, tuple[np.ndarray | None, LinkInfo | None]] = {}
         self.updates = 0
 
     # -- frontier of (s, a) pairs ----------------------------------------------------------------
@@ -237,33 +238,32 @@ class HanPolicy(Policy):
         return self.links.pop(url, None)
 
     # -- the two policy calls --------------------------------------------------------------------
-    def select(self) -> str | None:
+    def select(self) -> Selection | None:
+        # memo: the followed pair's active features (None for a seed) and what the link knew of its parents
         if self.seeds:
             url = self.seeds.popleft()
-            self.pending[url] = (None, self._take(url))
-            return url
+            return Selection(url, None, "seed", memo=(None, self._take(url)))
         if not self.alive:
             return None
-        if self.mode == "sync":
+        if self.sync:
             # The synchronous method: every pair of the frontier re-scored with the current weights, every step.
             self._score(np.fromiter(self.alive, dtype=np.int64, count=len(self.alive)))
         if self.select_rng.random() < self.epsilon:
             slot = self.alive[self.select_rng.randrange(len(self.alive))]
+            score, reason = None, "exploring: a random (state, action) pair"
         else:
             slot = int(np.argmax(self.q[: len(self.members)]))
+            score, reason = float(self.q[slot]), f"greedy: best SARSA value of {len(self.alive)} pairs"
         members = self.members[slot]
         while True:
             url = members.popleft()
             if self.slot_of.get(url) == slot:
                 break
         codes = self.codes[slot].copy()
-        self.pending[url] = (codes, self._take(url))
-        return url
+        return Selection(url, score, reason, memo=(codes, self._take(url)))
 
     def observe(self, observation: Observation) -> None:
-        if observation.url not in self.pending:
-            return
-        x_sa, info = self.pending.pop(observation.url)
+        x_sa, info = observation.selection.memo or (None, None)
         page = observation.page
         relevant = observation.reward > 0
         if page.ok and (page.text or page.title):
@@ -328,7 +328,7 @@ class HanPolicy(Policy):
                     q_next = float(q_values[self.sarsa_rng.randrange(len(q_values))])
                 else:
                     q_next = float(q_values.max())
-            sarsa_update(self.w, x_sa, reward, q_next, self.alpha, self.gamma, self.mode == "moderated")
+            sarsa_update(self.w, x_sa, reward, q_next, self.alpha, self.gamma, self.moderated)
             self.updates += 1
 
         # Outlinks join the (s', a') pairs; those pairs get their value from the new weights.
@@ -346,13 +346,11 @@ class HanPolicy(Policy):
             return relevant
         return related if probability >= self.related_threshold else other
 
-    def state_dict(self) -> dict:
-        return {"w": self.w.tolist(), "updates": self.updates}
 
-
-register(StrategySpec("han-sync", "Han et al. 2018: SARSA + linear FA, whole frontier re-scored every step",
-                      lambda **o: HanPolicy(mode="sync", **o)))
-register(StrategySpec("han-async", "Han et al. 2018: SARSA + linear FA, only new outlinks scored",
-                      lambda **o: HanPolicy(mode="async", **o)))
-register(StrategySpec("han-moderated", "Han et al. 2018: asynchronous with the moderated update (Eq. 4)",
-                      lambda **o: HanPolicy(mode="moderated", **o)))
+register(StrategySpec("han", "Han et al. 2018: SARSA + linear function approximation over (state, action) pairs",
+                      HanPolicy))
+register_preset(Preset("han-sync", "han", "whole frontier re-scored every step (their synchronous method)",
+                       {"sync": True}))
+register_preset(Preset("han-async", "han", "only new outlinks scored (their asynchronous method)"))
+register_preset(Preset("han-moderated", "han", "asynchronous with the moderated update (Eq. 4)",
+                       {"moderated": True}))

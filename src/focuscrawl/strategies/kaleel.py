@@ -15,7 +15,8 @@ random with probability ε, else the highest-valued one; after each fetch the we
 Eq. 4; ``update="original"`` gives their Eq. 3), or by w += α [r - q(s, a)] x(s, a) when the page is
 relevant (line 46). Table 4: γ = 0.9, α = 0.001, fixed ε = 0.1, decaying ε from 0.9 to 0.1.
 
-Strategies (their Table 1, plus the future work of §7):
+Presets of the ``kaleel`` strategy (their Table 1, plus the future work of §7; ``reward`` and ``epsilon``
+options):
 
     pr-greedy      reward from page relevance only, fixed ε
     pr-decay       reward from page relevance only, ε decays linearly 0.9 -> 0.1 over the budget
@@ -33,7 +34,7 @@ Choices where the paper is silent or does not transfer:
 
 - page relevance for the *reward* and the terminal test ("pr > maxthreshold", 0.10 in §5.2) is the agent's
   own classifier (``Observation.reward`` > 0), the project's relevance judge for every strategy; the tf-idf
-  cosine (``textsim``, scaled to [0, 1]) is the feature x1, and the anchor cosine x2;
+  cosine (``focuscrawl.topic.similarity``, scaled to [0, 1]) is the feature x1, and the anchor cosine x2;
 - the Bayes URL model is multinomial naive Bayes over URL words (``UrlBayes``) with P(URL) expanded by total
   probability over relevant / not relevant, so Eq. 2 is a proper probability. Its "set of URLs relevant to
   the domain" is the seeds plus the URLs of fetched pages the agent's classifier judged relevant; fetched
@@ -53,10 +54,16 @@ from collections import Counter, deque
 
 import numpy as np
 
-from focuscrawl.strategies import StrategySpec, register
-from focuscrawl.strategies.base import CrawlContext, Policy
-from focuscrawl.strategies.textsim import TopicSimilarity, term_counts, url_text
-from focuscrawl.types import Observation
+from focuscrawl.policy import CrawlContext, Policy
+from focuscrawl.strategies.registry import (
+    Preset,
+    StrategySpec,
+    register,
+    register_preset,
+)
+from focuscrawl.topic.similarity import TopicSimilarity, term_counts
+from focuscrawl.topic.text import url_text
+from focuscrawl.types import Observation, Selection
 
 EPSILON_FIXED = 0.1
 EPSILON_MAX, EPSILON_MIN = 0.9, 0.1
@@ -162,8 +169,6 @@ def sarsa_update(w: np.ndarray, x: np.ndarray, reward: float, q_next: float | No
 
 
 class KaleelPolicy(Policy):
-    name = "kaleel"
-
     def __init__(self, reward: str = "hybrid", epsilon: str = "linear", gamma: float = 0.9, alpha: float = 0.001,
                  update: str = "moderated", target_harvest: float = 0.5):
         if reward not in REWARDS:
@@ -194,8 +199,6 @@ class KaleelPolicy(Policy):
         self.alive: list[int] = []
         self.alive_pos: dict[int, int] = {}
         self.taken: set[str] = set()
-        # URL -> what select() knew, until observe(): a concurrent crawl selects several URLs before their pages arrive.
-        self.pending: dict[str, np.ndarray | None] = {}
 
     # -- frontier: one entry per (link, discovering page) -----------------------------------------
     def _push(self, urls: list[str], features: np.ndarray) -> None:
@@ -219,30 +222,29 @@ class KaleelPolicy(Policy):
             self.alive[position] = last
             self.alive_pos[last] = position
 
-    def select(self) -> str | None:
+    def select(self) -> Selection | None:
+        # memo: the followed entry's features x(s, a), for its SARSA update (None for a seed)
         if self.seeds:
             url = self.seeds.popleft()
             self.taken.add(url)
-            self.pending[url] = None
-            return url
+            return Selection(url, None, "seed")
         while self.alive:
             if self.select_rng.random() < self.epsilon.value:
                 entry = self.alive[self.select_rng.randrange(len(self.alive))]
+                score, reason = None, f"exploring (epsilon {self.epsilon.value:.2f})"
             else:
                 entry = int(np.argmax(self.q[: len(self.entry_url)]))
+                score, reason = float(self.q[entry]), "greedy: highest value when discovered"
             self._pop(entry)
             url = self.entry_url[entry]
             if url in self.taken:  # an older entry of a rediscovered link already fetched it
                 continue
             self.taken.add(url)
-            self.pending[url] = self.features[entry].copy()
-            return url
+            return Selection(url, score, reason, memo=self.features[entry].copy())
         return None
 
     def observe(self, observation: Observation) -> None:
-        if observation.url not in self.pending:
-            return
-        url, x_sa = observation.url, self.pending.pop(observation.url)
+        url, x_sa = observation.url, observation.selection.memo
         page = observation.page
         relevant = observation.reward > 0
         url_relevance = self.urls.prob(url)
@@ -275,21 +277,18 @@ class KaleelPolicy(Policy):
             self._push([link.url for link in links], features)
         self.epsilon.after_fetch(reward)
 
-    def state_dict(self) -> dict:
-        return {"w": self.w.tolist(), "epsilon": self.epsilon.value}
 
-
-def _factory(reward: str, epsilon: str):
-    # Options may override the named variant's reward or schedule (e.g. epsilon="fixed" for ablations).
-    return lambda **options: KaleelPolicy(**{"reward": reward, "epsilon": epsilon, **options})
-
-
-for _name, _reward, _epsilon, _about in [
-    ("pr-greedy", "pr", "fixed", "page-relevance reward, fixed epsilon 0.1"),
-    ("pr-decay", "pr", "linear", "page-relevance reward, epsilon 0.9 -> 0.1 linearly"),
-    ("url-greedy", "url", "fixed", "Bayes URL-relevance reward, fixed epsilon 0.1"),
-    ("url-decay", "url", "linear", "Bayes URL-relevance reward, epsilon 0.9 -> 0.1 linearly"),
-    ("hybrid-decay", "hybrid", "linear", "hybrid reward (Algorithm 2), epsilon 0.9 -> 0.1 linearly"),
-    ("hybrid-reward-decay", "hybrid", "reward", "hybrid reward, reward-based epsilon decay (their future work)"),
-]:
-    register(StrategySpec(_name, f"Kaleel & Sheen 2023: {_about}", _factory(_reward, _epsilon)))
+register(StrategySpec("kaleel", "Kaleel & Sheen 2023: SARSA over page, anchor and Bayes URL relevance, "
+                                "with a chosen reward and exploration schedule", KaleelPolicy))
+register_preset(Preset("pr-greedy", "kaleel", "page-relevance reward, fixed epsilon 0.1",
+                       {"reward": "pr", "epsilon": "fixed"}))
+register_preset(Preset("pr-decay", "kaleel", "page-relevance reward, epsilon 0.9 -> 0.1 linearly",
+                       {"reward": "pr", "epsilon": "linear"}))
+register_preset(Preset("url-greedy", "kaleel", "Bayes URL-relevance reward, fixed epsilon 0.1",
+                       {"reward": "url", "epsilon": "fixed"}))
+register_preset(Preset("url-decay", "kaleel", "Bayes URL-relevance reward, epsilon 0.9 -> 0.1 linearly",
+                       {"reward": "url", "epsilon": "linear"}))
+register_preset(Preset("hybrid-decay", "kaleel", "hybrid reward (Algorithm 2), epsilon 0.9 -> 0.1 linearly",
+                       {"reward": "hybrid", "epsilon": "linear"}))
+register_preset(Preset("hybrid-reward-decay", "kaleel", "hybrid reward, reward-based epsilon decay (their "
+                       "future work)", {"reward": "hybrid", "epsilon": "reward"}))

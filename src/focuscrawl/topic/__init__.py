@@ -1,6 +1,2 @@
-"""Topics: what a user gives the crawler (keywords, example texts, seeds) and the relevance classifier."""
-
-from focuscrawl.topic.inputs import TopicInputs
-from focuscrawl.topic.relevance import RelevanceModel, TfidfRelevanceModel
-
-__all__ = ["RelevanceModel", "TfidfRelevanceModel", "TopicInputs"]
+"""Topics: what a user's topic means to the agent. Word vectors, keyword expansion, tokenisers, topic
+directories and the relevance classifiers whose verdict is the agent's reward."""

@@ -24,7 +24,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -32,27 +31,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from focuscrawl.topic.text import STOPWORDS, words
 
 VECTORS_VERSION = "minilm-l6-m2v-128-v1"
 PCA_DIMS = 128
-STOPWORDS = frozenset(ENGLISH_STOP_WORDS)
-_WORD = re.compile(r"[^\W\d_]+")
 _OOV_CACHE_LIMIT = 200_000
-
-
-def tokenize(text: str) -> list[str]:
-    """Lower-cased runs of letters: the word notion shared by keyword matching and the classifiers.
-
-    Splitting on anything that is not a letter also splits URLs (``/wiki/Plant_biology`` -> wiki, plant,
-    biology), so the same function serves page texts, anchor texts and URL texts.
-    """
-    return _WORD.findall(text.lower())
-
-
-def content_words(text: str) -> list[str]:
-    """``tokenize`` without stopwords and one-letter words (the papers' preprocessing step (a))."""
-    return [w for w in tokenize(text) if len(w) > 1 and w not in STOPWORDS]
 
 
 def cache_dir() -> Path:
@@ -143,10 +127,10 @@ class WordVectors:
 
     def vector(self, word: str) -> np.ndarray | None:
         """The vector of a word, or the mean of a phrase's non-stopword words; None if nothing is known."""
-        words = tokenize(word)
-        if len(words) > 1:
-            words = [w for w in words if w not in STOPWORDS] or words
-        vecs = [v for v in (self._word_vector(w) for w in words) if v is not None]
+        parts = words(word)
+        if len(parts) > 1:
+            parts = [w for w in parts if w not in STOPWORDS] or parts
+        vecs = [v for v in (self._word_vector(w) for w in parts) if v is not None]
         if not vecs:
             return None
         return vecs[0] if len(vecs) == 1 else np.mean(vecs, axis=0)

@@ -20,8 +20,8 @@ Choices the papers leave open (documented here, overridable by arguments):
 - Candidates are content words (no stopwords, >= 3 letters) that have a vector of their own in the
   vocabulary: a word known only through its sub-word pieces (a name, a typo) has a vector too unreliable
   to be scored. ``min_count`` (default 1, as the papers) can require repeated occurrences.
-- Keywords are matched on ``tokenize`` tokens (lower-cased letter runs), phrases as consecutive tokens,
-  so the same matcher serves page texts, anchor texts and URLs.
+- Keywords are matched on ``focuscrawl.topic.text.words`` (lower-cased letter runs), phrases as
+  consecutive words, so the same matcher serves page texts, anchor texts and URLs.
 """
 
 from __future__ import annotations
@@ -33,14 +33,15 @@ from functools import cached_property
 
 import numpy as np
 
-from focuscrawl.topic.embeddings import STOPWORDS, WordVectors, load_word_vectors, tokenize
-from focuscrawl.topic.inputs import TopicInputs
+from focuscrawl.topic.embeddings import WordVectors, load_word_vectors
+from focuscrawl.topic.text import STOPWORDS, words
+from focuscrawl.types import TopicInputs
 
 SINGLE_KEYWORD_THRESHOLD = 0.5
 
 
 def normalize_keyword(keyword: str) -> str:
-    return " ".join(tokenize(keyword))
+    return " ".join(words(keyword))
 
 
 @dataclass
@@ -75,10 +76,10 @@ class KeywordSet:
 
     def match_tokens(self, tokens: Sequence[str]) -> tuple[int, int]:
         """(single-word keyword occurrences, keyphrase occurrences) in a token list, in one pass."""
-        words, phrases = self._words, self._phrases_by_first_word
+        singles, phrases = self._words, self._phrases_by_first_word
         n_words = n_phrases = 0
         for i, token in enumerate(tokens):
-            if token in words:
+            if token in singles:
                 n_words += 1
             for phrase in phrases.get(token, ()):
                 if tuple(tokens[i:i + len(phrase)]) == phrase:
@@ -91,7 +92,7 @@ class KeywordSet:
 
     def count(self, text: str) -> int:
         """Keyword occurrences in a text, an anchor text or a URL."""
-        return self.count_tokens(tokenize(text))
+        return self.count_tokens(words(text))
 
     def contains_any(self, text: str) -> bool:
         """True when the text (anchor, URL, title...) holds at least one keyword or keyphrase."""
@@ -150,7 +151,7 @@ def expand_keywords(
     counts: Counter[str] = Counter()
     for text, label in zip(inputs.example_texts, inputs.example_labels, strict=True):
         if label == 1:
-            counts.update(tokenize(text))
+            counts.update(words(text))
     initial_words = {w for k in initial for w in k.split()} | set(initial)
     candidates = sorted(
         w for w, c in counts.items()
@@ -172,7 +173,7 @@ def keyword_table(keywords: KeywordSet, texts: Iterable[str], labels: Iterable[i
     discovered = KeywordSet([], keywords.discovered)
     sums = {1: [0, 0, 0], 0: [0, 0, 0]}  # label -> [texts, K' count, K count]
     for text, label in zip(texts, labels, strict=True):
-        tokens = tokenize(text)
+        tokens = words(text)
         row = sums[1 if label else 0]
         row[0] += 1
         row[1] += discovered.count_tokens(tokens)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from focuscrawl.topic.inputs import TopicInputs
-from focuscrawl.topic.relevance import RelevanceModel, TfidfRelevanceModel
+from focuscrawl.topic.relevance import TfidfRelevanceModel
+from focuscrawl.types import RelevanceModel, TopicInputs
 
 ModelFactory = Callable[[TopicInputs, int], RelevanceModel]
 
@@ -27,7 +27,8 @@ def train_relevance_model(name: str, topic: TopicInputs, seed: int = 0) -> Relev
     return factory(topic, seed)
 
 
-register_model("tfidf", lambda topic, seed: TfidfRelevanceModel(seed=seed).fit(topic.example_texts, topic.example_labels))
+register_model("tfidf", lambda topic, seed: TfidfRelevanceModel(seed=seed).fit(topic.example_texts,
+                                                                                topic.example_labels))
 
 
 # TRES classifiers. Imported lazily: torch and the word vectors load only when a strategy asks for them.

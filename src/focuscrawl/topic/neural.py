@@ -37,9 +37,10 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from focuscrawl.topic.embeddings import STOPWORDS, VECTORS_VERSION, WordVectors, load_word_vectors, tokenize
-from focuscrawl.topic.inputs import TopicInputs
+from focuscrawl.topic.embeddings import VECTORS_VERSION, WordVectors, load_word_vectors
 from focuscrawl.topic.keywords import KeywordSet, expand_keywords
+from focuscrawl.topic.text import STOPWORDS, words
+from focuscrawl.types import TopicInputs
 
 FORMAT = "focuscrawl.relevance/1"
 LK_DIM = 3
@@ -111,7 +112,7 @@ class BiLSTMRelevanceModel:
     # -- features -------------------------------------------------------------------------------------
     def _encode(self, texts: Sequence[str]) -> tuple[torch.Tensor, ...]:
         L, dim = self.config.max_words, self.vectors.dim
-        tokenized = [tokenize(text) for text in texts]
+        tokenized = [words(text) for text in texts]
         kept = [[w for w in tokens if len(w) > 1 and w not in STOPWORDS][:L] for tokens in tokenized]
         # Padded to the batch's longest text, not to L: a batch of anchors is a few words long, and packing a
         # (batch, 150, dim) tensor that is 97% padding cost more than the BiLSTM itself. Padding is masked, so
@@ -121,10 +122,10 @@ class BiLSTMRelevanceModel:
         lengths = np.zeros(len(texts), dtype=np.int64)
         ek = np.zeros((len(texts), self.ek_dim), dtype=np.float32)
         lk = np.zeros((len(texts), LK_DIM if self.keywords is not None else 0), dtype=np.float32)
-        for i, (tokens, words) in enumerate(zip(tokenized, kept)):
-            if words:
-                x[i, :len(words)] = self.vectors.vectors(words)
-            lengths[i] = len(words)
+        for i, (tokens, content) in enumerate(zip(tokenized, kept)):
+            if content:
+                x[i, :len(content)] = self.vectors.vectors(content)
+            lengths[i] = len(content)
             if self.keywords is not None:
                 n_words, n_phrases = self.keywords.match_tokens(tokens)
                 count = n_words + n_phrases

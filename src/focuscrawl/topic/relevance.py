@@ -8,7 +8,6 @@ import re
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from itertools import repeat
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 import scipy.sparse
@@ -16,15 +15,7 @@ from sklearn.base import clone
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
-
-@runtime_checkable
-class RelevanceModel(Protocol):
-    """``fit`` on labelled texts, then ``predict_proba`` in batches (one probability per text)."""
-
-    def fit(self, texts: Sequence[str], labels: Sequence[int]) -> RelevanceModel: ...
-
-    def predict_proba(self, texts: Sequence[str]) -> np.ndarray: ...
-
+from focuscrawl.types import RelevanceModel
 
 _FITTED_VECTORIZERS: OrderedDict[tuple, tuple[TfidfVectorizer, scipy.sparse.csr_matrix]] = OrderedDict()
 _FITTED_VECTORIZERS_KEPT = 4
@@ -78,8 +69,6 @@ class TfidfRelevanceModel:
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros(0)
-        if not hasattr(self, "_weights"):  # a model pickled before the fast path existed
-            self._prepare_fast_path()
         return np.fromiter(map(self._probability, texts), dtype=float, count=len(texts))
 
     def predict_proba_sklearn(self, texts: Sequence[str]) -> np.ndarray:
@@ -100,6 +89,11 @@ class TfidfRelevanceModel:
     def __getstate__(self) -> dict:
         # the fast-path tables are derived from the fitted model: rebuilt after loading, not stored
         return {k: v for k, v in self.__dict__.items() if k not in ("_analyze", "_weights", "_intercept")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if hasattr(self.model, "coef_"):
+            self._prepare_fast_path()
 
     def _probability(self, text: str) -> float:
         weights = self._weights

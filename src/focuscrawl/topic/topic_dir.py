@@ -10,8 +10,8 @@ Layout (plain files, so that a topic can be written by hand, versioned and revie
       seeds.txt        optional seed URLs, one per line
 
 ``init_from_html`` builds one from folders of saved HTML pages, as ACHE's ``buildModel`` takes positive
-and negative folders; ``init_from_web`` from a labelled offline web through the benchmark protocol, so
-that a crawl of a served offline web uses exactly the inputs the benchmark would.
+and negative folders; ``focuscrawl.bench.protocol.init_from_web`` from a labelled offline web, so that a
+crawl of a served offline web uses exactly the inputs the benchmark would.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from pathlib import Path
 
 import yaml
 
-from focuscrawl.topic.inputs import TopicInputs
+from focuscrawl.types import TopicInputs
+from focuscrawl.web.html import parse_html
 
 HTML_SUFFIXES = {".html", ".htm", ".xhtml", ".shtml", ""}
 TEXT_SUFFIXES = {".txt", ".text"}
@@ -94,8 +95,6 @@ def write_topic_dir(directory: str | Path, topic: TopicInputs, *, overwrite: boo
 
 
 def _html_text(html: str, path: Path) -> str:
-    from focuscrawl.web.html import parse_html
-
     title, text, _ = parse_html(html, f"http://local.invalid/{path.name}")
     return f"{title}\n{text}" if title else text
 
@@ -126,30 +125,5 @@ def init_from_html(
         raise ValueError("need at least one positive and one negative example page with text")
     topic = TopicInputs(name=name or Path(directory).name, keywords=list(keywords),
                         example_texts=pos + neg, example_labels=[1] * len(pos) + [0] * len(neg), seeds=list(seeds))
-    write_topic_dir(directory, topic, overwrite=overwrite)
-    return topic
-
-
-def init_from_web(
-    directory: str | Path,
-    web_dir: str | Path,
-    label: str,
-    *,
-    seed: int = 0,
-    seeds: int = 1,
-    run: int = 0,
-    overwrite: bool = False,
-) -> TopicInputs:
-    """A topic from a labelled offline web: the benchmark's examples, keywords and run ``run``'s seeds."""
-    from focuscrawl.bench.protocol import load_topic
-    from focuscrawl.web.store import OfflineWeb
-
-    web = OfflineWeb(web_dir)
-    try:
-        bench = load_topic(web, label, seed=seed)
-        topic = bench.inputs
-        topic.seeds = bench.seeds_for_run(run, seeds) if seeds > 0 else []
-    finally:
-        web.close()
     write_topic_dir(directory, topic, overwrite=overwrite)
     return topic

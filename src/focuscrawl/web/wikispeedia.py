@@ -169,7 +169,8 @@ def _meta(name: str, builder: str) -> dict:
 def build_wikispeedia(src: Path, out: Path, overwrite: bool = False) -> Path:
     """Convert the full Wikispeedia set (about 4,600 articles, 120k links) into an offline web at ``out``."""
     data = load(src)
-    return _write(data, data.articles, out, _meta("wikispeedia", "focuscrawl.web.wikispeedia.build_wikispeedia"), overwrite)
+    meta = _meta("wikispeedia", "focuscrawl.web.wikispeedia.build_wikispeedia")
+    return _write(data, data.articles, out, meta, overwrite)
 
 
 def select_embedded(

@@ -12,7 +12,8 @@ Sec. 6), and compares estimators (Sec. 7). Modules, read in this order:
 - ``ranking``: the lazily invalidated heap that finds the top frontier node without a frontier pass;
 - ``policy``: Algorithm 1 as a focuscrawl ``Policy``.
 
-Registered strategies (all greedy, b = 1, classifier scores, unless the name says otherwise):
+Registered as the strategy ``gouriten`` (options below; default estimator ``fl-ne``) and these presets
+(all greedy, b = 1, classifier scores, unless the name says otherwise):
 
 =====================  ==========================================================================
 ``g-bfs``              Estimator 1, 1/(l(v)+1). Named g-bfs so as not to clash with the FIFO ``bfs``
@@ -32,13 +33,14 @@ Registered strategies (all greedy, b = 1, classifier scores, unless the name say
                        in the paper (q = 1 is greedy), so "q = 0.1" would mean 90% random picks.
 ``<name>-kw``          opic, fl-n, fl-e, fl-ne, lr-fl and mab-var with the paper's keyword tf-idf
                        scores instead of the classifier (query: the topic's keywords).
-``g-oracle``,          The oracle estimator (true relevance of frontier nodes) with batches and altered
-``g-oracle-b{2,8,32,128}``, ``g-oracle-ag-...``  greedy: Sec. 6's experiments exactly as the paper runs
-                       them. They read ground truth (``needs_ground_truth``) and are reference points,
-                       not crawlers. ``g-oracle`` crawls as the ``oracle`` baseline does.
+``g-oracle``,          The strategy ``g-oracle``: the oracle estimator (true relevance of frontier nodes),
+``g-oracle-b{2,8,32,128}``, ``g-oracle-ag-...``  and its presets with batches and altered greedy: Sec.
+                       6's experiments exactly as the paper runs them. They read ground truth
+                       (``needs_ground_truth``) and are reference points, not crawlers. ``g-oracle``
+                       crawls as the ``oracle`` baseline does.
 =====================  ==========================================================================
 
-Every knob is also a strategy option (see ``GouritenPolicy``), for ``make_policy(name, **options)``.
+Every knob is a strategy option (see ``GouritenPolicy``), settable on any preset too.
 
 Choices where the paper is silent or ambiguous (each also stated where it is implemented):
 
@@ -61,50 +63,74 @@ Choices where the paper is silent or ambiguous (each also stated where it is imp
 
 from __future__ import annotations
 
-from functools import partial
-
-from focuscrawl.strategies import StrategySpec, register
 from focuscrawl.strategies.gouriten.policy import GouritenPolicy
+from focuscrawl.strategies.registry import (
+    Preset,
+    StrategySpec,
+    register,
+    register_preset,
+)
+
+register(StrategySpec("gouriten", "Gouriten et al. 2014: a frontier estimator (or a bandit over several) and a "
+                                  "node picker (greedy, altered greedy, batches)", GouritenPolicy))
 
 
-def _spec(name: str, description: str, **options) -> None:
-    register(StrategySpec(name, f"Gouriten et al. 2014: {description}", partial(GouritenPolicy, **options)))
+def _oracle(judge, **options) -> GouritenPolicy:
+    return GouritenPolicy(**{"estimator": "g-oracle", **options}, judge=judge)
 
 
-_spec("g-bfs", "bfs estimator 1/(depth+1), greedy", estimator="g-bfs")
-_spec("opic", "OPIC with alpha-weighted cash (Estimator 3)", estimator="opic")
-_spec("nr", "Navigational Rank, corrected directions, periodic bounded re-solve (Estimator 2)", estimator="nr")
-for _name, _what in (("fl-deg", "number of crawled parents"), ("fl-n", "sum of parents' beta"),
-                     ("fl-e", "sum of in-edges' alpha"), ("fl-ne", "sum of parents' beta x alpha"),
-                     ("sl-n", "second level: sum of beta"), ("sl-e", "second level: sum of alpha"),
-                     ("sl-ne", "second level: sum of beta x alpha")):
-    _spec(_name, f"{_what}, log-smoothed (Estimator 4)", estimator=_name)
-_spec("lr-fl", "incremental least squares on the fl features (Estimator 5)", estimator="lr-fl")
-_spec("lr-sl", "incremental least squares on the fl and sl features (Estimator 5)", estimator="lr-sl")
-_spec("mab-eps", "epsilon-greedy bandit over fl estimators and lr-fl, eps 0.1 (Estimator 6)", estimator="mab-eps")
-_spec("mab-eps-first", "epsilon-first bandit, eps 0.1 (Estimator 7)", estimator="mab-eps-first")
-_spec("mab-var", "epsilon-first with variable reset, eps 0.2, h(p)=200(p+1) (Estimator 8)", estimator="mab-var")
-for _b in (2, 10, 100):
-    _spec(f"fl-ne-b{_b}", f"fl-ne, frontier re-estimated every {_b} fetches", estimator="fl-ne", batch=_b)
-for _q, _z in ((0.8, 0.6), (0.4, 0.2)):
-    _spec(f"fl-ne-ag-q{_q}-z{_z}", f"fl-ne with altered greedy q={_q} zeta={_z}", estimator="fl-ne", q=_q, zeta=_z)
-for _name in ("opic", "fl-n", "fl-e", "fl-ne", "lr-fl", "mab-var"):
-    _spec(f"{_name}-kw", f"{_name} with keyword tf-idf alpha and beta (the paper's own scores, Sec. 2.3)",
-          estimator=_name, scores="tfidf")
+register(StrategySpec("g-oracle", "Gouriten et al. 2014, Sec. 6 (ground truth): the oracle estimator", _oracle,
+                      needs_ground_truth=True))
 
-
-def _oracle(name: str, description: str, **options) -> None:
-    def factory(judge, **more):
-        return GouritenPolicy(**{"estimator": "g-oracle", **options, **more}, judge=judge)
-
-    register(StrategySpec(name, f"Gouriten et al. 2014, Sec. 6 (ground truth): {description}", factory,
-                          needs_ground_truth=True))
-
-
-_oracle("g-oracle", "oracle estimator, greedy, b=1")
-for _b in (2, 8, 32, 128):
-    _oracle(f"g-oracle-b{_b}", f"oracle estimator, batch {_b}", batch=_b)
-for _q, _z in ((0.8, 0.6), (0.4, 0.2)):
-    _oracle(f"g-oracle-ag-q{_q}-z{_z}", f"oracle estimator, altered greedy q={_q} zeta={_z}", q=_q, zeta=_z)
+# name, strategy, description, options: one row per variant the paper names (docs/results.md uses them all)
+_PRESETS = [
+    ("g-bfs", "gouriten", "bfs estimator 1/(depth+1), greedy", {"estimator": "g-bfs"}),
+    ("opic", "gouriten", "OPIC with alpha-weighted cash (Estimator 3)", {"estimator": "opic"}),
+    ("nr", "gouriten", "Navigational Rank, corrected directions, periodic bounded re-solve (Estimator 2)",
+     {"estimator": "nr"}),
+    ("fl-deg", "gouriten", "number of crawled parents, log-smoothed (Estimator 4)", {"estimator": "fl-deg"}),
+    ("fl-n", "gouriten", "sum of parents' beta, log-smoothed (Estimator 4)", {"estimator": "fl-n"}),
+    ("fl-e", "gouriten", "sum of in-edges' alpha, log-smoothed (Estimator 4)", {"estimator": "fl-e"}),
+    ("fl-ne", "gouriten", "sum of parents' beta x alpha, log-smoothed (Estimator 4)", {"estimator": "fl-ne"}),
+    ("sl-n", "gouriten", "second level: sum of beta, log-smoothed (Estimator 4)", {"estimator": "sl-n"}),
+    ("sl-e", "gouriten", "second level: sum of alpha, log-smoothed (Estimator 4)", {"estimator": "sl-e"}),
+    ("sl-ne", "gouriten", "second level: sum of beta x alpha, log-smoothed (Estimator 4)", {"estimator": "sl-ne"}),
+    ("lr-fl", "gouriten", "incremental least squares on the fl features (Estimator 5)", {"estimator": "lr-fl"}),
+    ("lr-sl", "gouriten", "incremental least squares on the fl and sl features (Estimator 5)",
+     {"estimator": "lr-sl"}),
+    ("mab-eps", "gouriten", "epsilon-greedy bandit over fl estimators and lr-fl, eps 0.1 (Estimator 6)",
+     {"estimator": "mab-eps"}),
+    ("mab-eps-first", "gouriten", "epsilon-first bandit, eps 0.1 (Estimator 7)", {"estimator": "mab-eps-first"}),
+    ("mab-var", "gouriten", "epsilon-first with variable reset, eps 0.2, h(p)=200(p+1) (Estimator 8)",
+     {"estimator": "mab-var"}),
+    ("fl-ne-b2", "gouriten", "fl-ne, frontier re-estimated every 2 fetches", {"estimator": "fl-ne", "batch": 2}),
+    ("fl-ne-b10", "gouriten", "fl-ne, frontier re-estimated every 10 fetches", {"estimator": "fl-ne", "batch": 10}),
+    ("fl-ne-b100", "gouriten", "fl-ne, frontier re-estimated every 100 fetches",
+     {"estimator": "fl-ne", "batch": 100}),
+    ("fl-ne-ag-q0.8-z0.6", "gouriten", "fl-ne with altered greedy q=0.8 zeta=0.6 (mild)",
+     {"estimator": "fl-ne", "q": 0.8, "zeta": 0.6}),
+    ("fl-ne-ag-q0.4-z0.2", "gouriten", "fl-ne with altered greedy q=0.4 zeta=0.2 (risky)",
+     {"estimator": "fl-ne", "q": 0.4, "zeta": 0.2}),
+    ("opic-kw", "gouriten", "opic with keyword tf-idf alpha and beta (Sec. 2.3)",
+     {"estimator": "opic", "scores": "tfidf"}),
+    ("fl-n-kw", "gouriten", "fl-n with keyword tf-idf alpha and beta (Sec. 2.3)",
+     {"estimator": "fl-n", "scores": "tfidf"}),
+    ("fl-e-kw", "gouriten", "fl-e with keyword tf-idf alpha and beta (Sec. 2.3)",
+     {"estimator": "fl-e", "scores": "tfidf"}),
+    ("fl-ne-kw", "gouriten", "fl-ne with keyword tf-idf alpha and beta (Sec. 2.3)",
+     {"estimator": "fl-ne", "scores": "tfidf"}),
+    ("lr-fl-kw", "gouriten", "lr-fl with keyword tf-idf alpha and beta (Sec. 2.3)",
+     {"estimator": "lr-fl", "scores": "tfidf"}),
+    ("mab-var-kw", "gouriten", "mab-var with keyword tf-idf alpha and beta (Sec. 2.3)",
+     {"estimator": "mab-var", "scores": "tfidf"}),
+    ("g-oracle-b2", "g-oracle", "oracle estimator, batch 2", {"batch": 2}),
+    ("g-oracle-b8", "g-oracle", "oracle estimator, batch 8", {"batch": 8}),
+    ("g-oracle-b32", "g-oracle", "oracle estimator, batch 32", {"batch": 32}),
+    ("g-oracle-b128", "g-oracle", "oracle estimator, batch 128", {"batch": 128}),
+    ("g-oracle-ag-q0.8-z0.6", "g-oracle", "oracle estimator, altered greedy q=0.8 zeta=0.6", {"q": 0.8, "zeta": 0.6}),
+    ("g-oracle-ag-q0.4-z0.2", "g-oracle", "oracle estimator, altered greedy q=0.4 zeta=0.2", {"q": 0.4, "zeta": 0.2}),
+]
+for _name, _strategy, _description, _options in _PRESETS:
+    register_preset(Preset(_name, _strategy, f"Gouriten et al. 2014: {_description}", _options))
 
 __all__ = ["GouritenPolicy"]

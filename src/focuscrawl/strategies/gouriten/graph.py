@@ -71,7 +71,8 @@ class CrawlGraph:
             out[: self.capacity] = array
             return out
 
-        for name, fill in (("state", UNSEEN), ("beta", 0.0), ("depth", FAR), ("fl", 0.0), ("sl", 0.0), ("features", 0.0),
+        for name, fill in (("state", UNSEEN), ("beta", 0.0), ("depth", FAR), ("fl", 0.0), ("sl", 0.0),
+                           ("features", 0.0),
                            ("child_sums", 0.0), ("indegree", 0.0), ("outdegree", 0.0), ("_front", 0),
                            ("_pos", -1)):
             setattr(self, name, grown(getattr(self, name), fill))

@@ -13,11 +13,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from focuscrawl.strategies.base import CrawlContext, Policy
-from focuscrawl.strategies.gouriten.bandits import Bandit, EpsilonFirst, EpsilonGreedy, VariableReset
+from focuscrawl.policy import CrawlContext, Policy
+from focuscrawl.strategies.gouriten.bandits import (
+    Bandit,
+    EpsilonFirst,
+    EpsilonGreedy,
+    VariableReset,
+)
 from focuscrawl.strategies.gouriten.estimators import (
-    Estimator,
     ESTIMATORS,
+    Estimator,
     LinearRegression,
     Oracle,
     make_estimator,
@@ -25,7 +30,7 @@ from focuscrawl.strategies.gouriten.estimators import (
 from focuscrawl.strategies.gouriten.graph import CRAWLED, FRONTIER, CrawlGraph
 from focuscrawl.strategies.gouriten.ranking import Ranking
 from focuscrawl.strategies.gouriten.scoring import ClassifierScores, KeywordTfidfScores
-from focuscrawl.types import Observation
+from focuscrawl.types import Observation, Selection
 from focuscrawl.urls import domain_of, normalize_url
 
 BANDITS = ("mab-eps", "mab-eps-first", "mab-var")
@@ -41,8 +46,6 @@ class GouritenPolicy(Policy):
     iterations, tol), ``lr`` (dict for LinearRegression: ridge, refresh_every), ``keep`` (heap size after a
     rebuild).
     """
-
-    name = "gouriten"
 
     def __init__(self, estimator: str = "fl-ne", *, batch: int = 1, q: float = 1.0, zeta: float = 0.0,
                  scores: str = "classifier", window: int = 100, epsilon: float | None = None,
@@ -90,9 +93,8 @@ class GouritenPolicy(Policy):
         self.rng = context.rng(f"gouriten:{self.estimator_name}")
         self.bandit = self._bandit(context.budget, context.rng("gouriten:bandit"))
         self.learners = [e for e in self.estimators if isinstance(e, LinearRegression)]
-        self.batch_nodes: deque[int] = deque()
+        self.batch_nodes: deque[tuple[int, int]] = deque()  # (node, the arm whose ranking chose it)
         self.left = 0  # fetches left before the next estimation
-        self.arm_of: dict[int, int] = {}
         self.estimations = 0
         ids, _ = self.graph.intern(context.seeds, [domain_of(u) for u in context.seeds])
         self.graph.depth[ids] = 0  # l(v) is the distance to V0
@@ -105,19 +107,23 @@ class GouritenPolicy(Policy):
             ranking.update(changed)
 
     # -- Algorithm 1, lines 5-8 ----------------------------------------------------------------
-    def select(self) -> str | None:
+    def select(self) -> Selection | None:
+        # memo: the bandit arm whose estimator chose the node (its reward goes to that arm), None if random
         if self.left <= 0:
             self._estimate()
         self.left -= 1
         if self.batch_nodes:
-            return self.graph.urls[self.batch_nodes.popleft()]
+            i, arm = self.batch_nodes.popleft()
+            estimator = self.estimators[arm].name
+            reason = f"bandit arm {estimator}" if self.bandit is not None else f"estimator {estimator}"
+            return Selection(self.graph.urls[i], float(self.rankings[arm].value[i]), reason, memo=arm)
         # No estimated node left in this batch: pick at random, as the paper's batch experiments do.
         frontier = self.graph.frontier()
         if len(frontier) == 0:
             return None
         i = int(frontier[self.rng.randrange(len(frontier))])
         self.graph.take(i)
-        return self.graph.urls[i]
+        return Selection(self.graph.urls[i], None, "random: the batch ran out of estimated nodes")
 
     def _estimate(self) -> None:
         self.estimations += 1
@@ -132,8 +138,7 @@ class GouritenPolicy(Policy):
             if i is None:
                 break
             self.graph.take(i)
-            self.batch_nodes.append(i)
-            self.arm_of[i] = arm
+            self.batch_nodes.append((i, arm))
 
     def _altered(self, ranking: Ranking) -> int | None:
         """Strategy 2's random branch: uniform among nodes scoring >= zeta x the best score. O(frontier)."""
@@ -152,7 +157,7 @@ class GouritenPolicy(Policy):
         if w is None:  # not ours (cannot happen with the engine); record it as a seed would be
             w = int(graph.intern([observation.url], [domain_of(observation.url)])[0][0])
         beta_w = self.scorer.node(observation)
-        arm = self.arm_of.pop(w, None)
+        arm = observation.selection.memo
         if self.bandit is not None and arm is not None:
             self.bandit.reward(arm, beta_w)
         for learner in self.learners:
@@ -198,8 +203,3 @@ class GouritenPolicy(Policy):
 
     def on_host_capped(self, host: str) -> None:
         self.graph.drop_host(host)
-
-    def state_dict(self) -> dict:
-        return {"estimations": self.estimations, "crawled": int((self.graph.state == CRAWLED).sum()),
-                "frontier": int(self.graph.n_front),
-                "bandit_pulls": list(self.bandit.history) if self.bandit is not None else []}

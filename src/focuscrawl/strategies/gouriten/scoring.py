@@ -25,11 +25,9 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from focuscrawl.topic.inputs import TopicInputs
-from focuscrawl.topic.relevance import RelevanceModel
-from focuscrawl.types import Observation, Page
+from focuscrawl.topic.text import STOPWORDS, terms
+from focuscrawl.types import Observation, Page, RelevanceModel, TopicInputs
 
 
 def anchor_windows(text: str, anchors: Sequence[str], width: int) -> list[str]:
@@ -66,16 +64,13 @@ class ClassifierScores:
         return np.asarray(self.classifier.predict_proba(windows), dtype=float)
 
 
-_WORD = re.compile(r"[a-z0-9]+")
-
-
 class KeywordTfidfScores:
     def __init__(self, topic: TopicInputs, window: int = 100):
         self.window = window
         stems: list[str] = []
         for keyword in topic.keywords:
-            for word in _WORD.findall(keyword.lower()):
-                if word in ENGLISH_STOP_WORDS or len(word) < 2:
+            for word in terms(keyword):
+                if word in STOPWORDS:
                     continue
                 stem = word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
                 if stem not in stems:

@@ -1,10 +1,11 @@
-"""The TRES agent (journal Appendix B, Algorithm 4) and its ablations, behind the ``Policy`` interface.
+"""The TRES agent (journal Appendix B, Algorithm 4) and its ablations, behind the policy contract.
 
 One crawl step, as the engine drives it::
 
     select():  Tree-Frontier sampling (Algorithm 2): one representative per leaf, scored in one batch by the
                online Q-network; epsilon-greedy exploration (see ``epsilon_at``) picks a uniformly random
-               representative instead. The chosen frontier sample is removed and remembered as x(s_t, a_t).
+               representative instead. The chosen frontier sample is removed; x(s_t, a_t) and the id of
+               the page that extracted it travel in the Selection's memo.
     observe(): the engine fetched it and gives r_{t+1} and the page's outlinks. Then (Algorithm 3 / 4):
                the page's path statistics are recorded; e_new = (x(s_t, a_t), r_{t+1}) goes into the tree
                (split attempt in its leaf only) and into the replay together with the outlinks' features
@@ -38,11 +39,13 @@ Choices where the papers leave room (documented here; the numeric ones are const
   probability instead of its binary reward: a departure from the paper's state, kept as an option for
   the Physics experiment in docs/results.md.
 
-Variants (registered below): ``tres``; ``tree-random`` (a random leaf, then a random sample; no network);
-``tres-async`` (Han et al.'s asynchronous method instead of the tree: each new outlink is scored once when
-discovered and pushed in a priority queue; domain features are frozen at discovery); ``tres-sync`` (the
-synchronous method: the exact argmax over the whole frontier every step, batched: the slow reference);
-``tres-nh`` (no web-domain features); ``tres-svm`` (an SVM as the reward classifier).
+Variants are composed, not branched on: the frontier selector is a component (``selector`` option, the
+classes below ``TresPolicy``), the rest are options. Presets (``focuscrawl.strategies.tres``):
+``tree-random`` (``TreeRandom``: a random leaf, then a random sample; no network); ``tres-async``
+(``ScoredOnce``: Han et al.'s asynchronous method instead of the tree: each new outlink is scored once when
+discovered and pushed in a priority queue; domain features are frozen at discovery); ``tres-sync``
+(``ExactArgmax``: the synchronous method, the exact argmax over the whole frontier every step, batched:
+the slow reference); ``tres-nh`` (``hub_features=False``); ``tres-svm`` (an SVM as the reward classifier).
 """
 
 from __future__ import annotations
@@ -53,28 +56,35 @@ import itertools
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from focuscrawl.strategies.base import CrawlContext, Policy
+from focuscrawl.policy import CrawlContext, Policy
 from focuscrawl.strategies.tres.ddqn import DDQN, DDQNConfig, epsilon_at
-from focuscrawl.strategies.tres.features import FeatureBuilder, anchor_classifiers, parse_anchor_model, url_words
+from focuscrawl.strategies.tres.features import (
+    FeatureBuilder,
+    anchor_classifiers,
+    parse_anchor_model,
+    url_words,
+)
 from focuscrawl.strategies.tres.tree_frontier import TreeFrontier
-from focuscrawl.types import Observation
+from focuscrawl.types import Observation, Selection
 from focuscrawl.urls import domain_of
 
 SYNC_CHUNK = 1 << 16
 
+# A choice: the frontier sample id, its Q-value (None when not greedy) and why it was chosen.
+Choice = tuple[int, float | None, str]
+
 
 class TresPolicy(Policy):
-    name = "tres"
-    mode = "tree"            # tree | tree-random | async | sync
-    default_hub_features = True
-
-    def __init__(self, *, hub_features: bool | None = None, lr: float = 1e-3, gamma: float = 0.3,
-                 batch_size: int = 64, target_sync: int = 100, replay_size: int = 20_000, train_every: int = 1,
-                 hidden1: int = 30, hidden2: int = 15, max_next: int = 64, explore_steps: int = 30,
-                 eps_start: float = 0.1, eps_end: float = 0.01, eps_decay_steps: int = 300,
+    def __init__(self, *, selector: str = "tree", hub_features: bool = True, lr: float = 1e-3,
+                 gamma: float = 0.3, batch_size: int = 64, target_sync: int = 100, replay_size: int = 20_000,
+                 train_every: int = 1, hidden1: int = 30, hidden2: int = 15, max_next: int = 64,
+                 explore_steps: int = 30, eps_start: float = 0.1, eps_end: float = 0.01, eps_decay_steps: int = 300,
                  max_depth: int = 18, min_samples_leaf: int = 5, min_gain: float = 0.0,
                  anchor_model: str = "reward+tfidf", parent_feature: str = "reward"):
-        self.hub_features = self.default_hub_features if hub_features is None else hub_features
+        if selector not in SELECTORS:
+            raise ValueError(f"selector must be one of {', '.join(SELECTORS)}, got {selector!r}")
+        self.selector_name = selector
+        self.hub_features = hub_features
         self.anchor_groups = parse_anchor_model(anchor_model)
         if parent_feature not in ("reward", "probability"):
             raise ValueError(f"parent_feature must be 'reward' or 'probability', got {parent_feature!r}")
@@ -91,20 +101,16 @@ class TresPolicy(Policy):
         # The networks' matrices are tiny: BLAS threads only add synchronisation, and on a busy 2-core machine
         # their spin-waits made a training step several times slower. Process-wide, as BLAS settings are.
         threadpool_limits(1, "blas")
+        self.selector = SELECTORS[self.selector_name]()
         self.rng = np.random.default_rng([context.seed, 1])
         self.features = FeatureBuilder(context, hub_features=self.hub_features,
                                        classifiers=anchor_classifiers(context, self.anchor_groups))
-        flat = self.mode in ("sync", "async")
         self.frontier = TreeFrontier(self.features.n_features, np.random.default_rng([context.seed, 2]),
-                                     max_depth=0 if flat else self.max_depth,
+                                     max_depth=self.max_depth if self.selector.tree else 0,
                                      min_samples_leaf=self.min_samples_leaf, min_gain=self.min_gain)
-        self.ddqn = None if self.mode == "tree-random" else DDQN(self.features.n_features, self.config, context.seed)
-        self.heap: list[tuple[float, int, int, str]] = []
-        self.counter = itertools.count()
+        self.ddqn = DDQN(self.features.n_features, self.config, context.seed) if self.selector.learns else None
         self.hub_cache: dict[str, tuple[float, float]] = {}
         self.steps = 0
-        # URL -> what select() knew, until observe(): a concurrent crawl selects several URLs before their pages arrive.
-        self.pending: dict[str, tuple[np.ndarray, int]] = {}
         self.last_transition: int | None = None
 
         seeds = list(dict.fromkeys(context.seeds))
@@ -112,66 +118,52 @@ class TresPolicy(Policy):
         x = self.features.outlink_features(-1, seeds, [url_words(u) for u in seeds], hosts)
         self._insert(seeds, x, hosts, np.full(len(seeds), -1))
         for row in x:
-            if self.mode != "async":
+            if self.selector.experience:
                 self.frontier.add_experience(row, 1.0)
             if self.ddqn is not None:
                 self.ddqn.replay.add(row, 1.0)
 
     # -- Algorithm 2 ----------------------------------------------------------------------------
-    def select(self) -> str | None:
+    def select(self) -> Selection | None:
         if len(self.frontier) == 0:
             return None
-        if self.mode == "tree-random":
-            chosen = self.frontier.random_sample()
-        elif self.mode == "async":
-            chosen = self._select_async()
-        else:
-            candidates = self.frontier.all_samples() if self.mode == "sync" else self.frontier.representatives()
-            chosen = self._greedy_or_explore(candidates)
-        if chosen is None:
+        choice = self.selector.choose(self)
+        if choice is None:
             return None
-        url, x, parent = self.frontier.pop(int(chosen))
-        self.pending[url] = (x, parent)
-        return url
+        chosen, score, reason = choice
+        url, x, parent = self.frontier.pop(chosen)
+        # memo: x(s_t, a_t) and the id of the page that extracted the link, for observe
+        return Selection(url, score, reason, memo=(x, parent))
 
     def epsilon(self) -> float:
         return epsilon_at(self.steps, self.explore_steps, self.eps_start, self.eps_end, self.eps_decay_steps)
 
-    def _greedy_or_explore(self, candidates: np.ndarray) -> int | None:
+    def greedy_or_explore(self, candidates: np.ndarray, what: str) -> Choice | None:
+        """Epsilon-greedy over candidate frontier samples: the best by the online Q-network, or a random one."""
         if candidates.size == 0:
             return None
-        if self.rng.random() < self.epsilon():
-            self.selected_score = None  # an exploring step has no score
-            return int(candidates[self.rng.integers(candidates.size)])
+        epsilon = self.epsilon()
+        if self.rng.random() < epsilon:
+            return int(candidates[self.rng.integers(candidates.size)]), None, f"exploring (epsilon {epsilon:.2f})"
         q = np.concatenate([self.ddqn.q(self.frontier.X[candidates[i:i + SYNC_CHUNK]])
                             for i in range(0, candidates.size, SYNC_CHUNK)])
         best = int(np.argmax(q))
-        self.selected_score = float(q[best])
-        return int(candidates[best])
-
-    def _select_async(self) -> int | None:
-        if self.rng.random() < self.epsilon():
-            return self.frontier.random_sample()
-        while self.heap:
-            _, _, i, url = heapq.heappop(self.heap)
-            if self.frontier.url_of[i] == url:  # lazy deletion: stale entries are skipped here
-                return i
-        return self.frontier.random_sample()
+        return int(candidates[best]), float(q[best]), f"greedy: best Q of {candidates.size} {what}"
 
     # -- Algorithm 3 and Algorithm 4 lines 13-20 ------------------------------------------------
     def observe(self, observation: Observation) -> None:
-        if observation.url not in self.pending:
+        if observation.selection.memo is None:
             return  # not a URL this policy selected (cannot happen with the engine; be safe)
         url = observation.url
-        x, parent = self.pending.pop(url)
+        x, parent = observation.selection.memo
         reward = float(observation.reward)
         parent_value = float(observation.relevance) if self.parent_feature == "probability" else None
         page = self.features.add_page(parent, reward, parent_value)
-        if self.mode != "async":
+        if self.selector.experience:
             self.frontier.add_experience(x, reward)
         host = domain_of(url)
         self.features.add_host_fetch(host, reward)
-        if self.hub_features and self.mode != "async":
+        if self.hub_features and self.selector.refresh_hosts:
             self._refresh_host(host)
 
         links = observation.links
@@ -199,14 +191,8 @@ class TresPolicy(Policy):
         self.steps += 1
 
     def _insert(self, urls: list[str], X: np.ndarray, hosts: list[str], parents: np.ndarray) -> None:
-        before = len(self.frontier.id_of_url)
         self.frontier.add(urls, X, hosts, parents)
-        if self.mode == "async" and len(urls):
-            # Han's asynchronous method: score once now, never again
-            q = self.ddqn.q(X)
-            for url, value in zip(urls, q.tolist()):
-                heapq.heappush(self.heap, (-value, next(self.counter), self.frontier.id_of_url[url], url))
-        assert len(self.frontier.id_of_url) == before + len(urls)
+        self.selector.inserted(self, urls, X)
 
     def _refresh_host(self, host: str) -> None:
         values = self.features.hub_values(host)
@@ -217,31 +203,84 @@ class TresPolicy(Policy):
     def on_host_capped(self, host: str) -> None:
         self.frontier.remove_host(host)
 
-    def stats(self) -> dict:
-        return {"frontier": len(self.frontier), "leaves": self.frontier.n_leaves, "splits": self.frontier.splits,
+    def diagnostics(self) -> dict[str, float]:
+        return {"leaves": self.frontier.n_leaves, "splits": self.frontier.splits,
                 "experience": self.frontier.n_experience, "epsilon": self.epsilon(),
                 "updates": self.ddqn.updates if self.ddqn else 0}
 
 
-class TreeRandomPolicy(TresPolicy):
-    name = "tree-random"
-    mode = "tree-random"
+# -- frontier selectors: how the next URL is chosen among the frontier samples ------------------------
+class TreeSampling:
+    """Algorithm 2 (the paper): one representative per Tree-Frontier leaf, the best by Q, epsilon-greedy."""
+
+    tree = True            # the Tree-Frontier grows (otherwise one flat leaf: an indexed frontier)
+    learns = True          # a DDQN is trained
+    experience = True      # fetched samples are experience samples of the tree
+    refresh_hosts = True   # a host's frontier samples get its new domain features as it is fetched
+
+    def choose(self, agent: TresPolicy) -> Choice | None:
+        choice = agent.greedy_or_explore(agent.frontier.representatives(), "leaf representatives")
+        if choice is None:
+            return None
+        chosen, score, reason = choice
+        return chosen, score, f"{reason}; leaf {int(agent.frontier.leaf_of[chosen])} of {agent.frontier.n_leaves}"
+
+    def inserted(self, agent: TresPolicy, urls: list[str], X: np.ndarray) -> None:
+        """New frontier samples (the tree has routed them already)."""
 
 
-class TresAsyncPolicy(TresPolicy):
-    name = "tres-async"
-    mode = "async"
+class TreeRandom(TreeSampling):
+    """Tree-Random (the paper's baseline): a uniformly random non-empty leaf, then a random sample in it."""
+
+    learns = False
+
+    def choose(self, agent: TresPolicy) -> Choice | None:
+        chosen = agent.frontier.random_sample()
+        return None if chosen is None else (chosen, None, "random leaf, random URL")
 
 
-class TresSyncPolicy(TresPolicy):
-    name = "tres-sync"
-    mode = "sync"
+class ExactArgmax(TreeSampling):
+    """The synchronous method: every frontier sample scored by Q at every step, the exact (slow) argmax."""
+
+    tree = False
+
+    def choose(self, agent: TresPolicy) -> Choice | None:
+        return agent.greedy_or_explore(agent.frontier.all_samples(), "frontier URLs")
 
 
-class TresNoHubPolicy(TresPolicy):
-    name = "tres-nh"
-    default_hub_features = False
+class ScoredOnce(TreeSampling):
+    """Han et al.'s asynchronous method: each outlink scored once when discovered, a priority queue after.
+
+    Domain features are frozen at discovery (a re-score would be the synchronous method), so neither host
+    refreshes nor tree experience are kept.
+    """
+
+    tree = False
+    experience = False
+    refresh_hosts = False
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[float, int, int, str]] = []
+        self.counter = itertools.count()
+
+    def choose(self, agent: TresPolicy) -> Choice | None:
+        epsilon = agent.epsilon()
+        if agent.rng.random() < epsilon:
+            chosen = agent.frontier.random_sample()
+            return None if chosen is None else (chosen, None, f"exploring (epsilon {epsilon:.2f})")
+        while self.heap:
+            negative, _, i, url = heapq.heappop(self.heap)
+            if agent.frontier.url_of[i] == url:  # lazy deletion: stale entries are skipped here
+                return i, -negative, "best Q when discovered"
+        chosen = agent.frontier.random_sample()
+        return None if chosen is None else (chosen, None, "random: the queue is empty")
+
+    def inserted(self, agent: TresPolicy, urls: list[str], X: np.ndarray) -> None:
+        if urls:
+            ids = agent.frontier.id_of_url
+            for url, value in zip(urls, agent.ddqn.q(X).tolist()):
+                heapq.heappush(self.heap, (-value, next(self.counter), ids[url], url))
 
 
-class TresSvmPolicy(TresPolicy):
-    name = "tres-svm"
+SELECTORS: dict[str, type[TreeSampling]] = {"tree": TreeSampling, "tree-random": TreeRandom, "sync": ExactArgmax,
+                                            "async": ScoredOnce}

@@ -30,23 +30,22 @@ and make a host's features change only when its ratio crosses a bucket boundary 
 for how such a change moves the host's frontier samples).
 
 Keywords: ``get_keywords`` is the single place that decides the keyword set: the topic's keywords
-expanded by ``focuscrawl.topic.keywords.expand_keywords`` (journal 2.3, Algorithm 1). Matching is on word boundaries, multi-word keywords as phrases, both on
-lower-cased text where every non-alphanumeric run is one space (so ``/wiki/Bird_migration`` contains
-"bird migration").
+expanded by ``focuscrawl.topic.keywords.expand_keywords`` (journal 2.3, Algorithm 1). Matching is on word
+boundaries, multi-word keywords as phrases, both on ``focuscrawl.topic.text.phrase_text`` (lower-cased text
+where every non-alphanumeric run is one space, so ``/wiki/Bird_migration`` contains "bird migration").
 """
 
 from __future__ import annotations
 
 import functools
-
 import re
 from collections.abc import Sequence
 
 import numpy as np
 
-from focuscrawl.strategies.base import CrawlContext
-from focuscrawl.topic.inputs import TopicInputs
-from focuscrawl.topic.relevance import RelevanceModel
+from focuscrawl.policy import CrawlContext
+from focuscrawl.topic.text import phrase_text, url_text
+from focuscrawl.types import RelevanceModel, TopicInputs
 
 FEATURES = ("parent_reward", "inv_distance", "path_ratio", "kw_url", "kw_anchor", "anchor_prob",
             "domain_ratio", "domain_known")
@@ -54,8 +53,8 @@ N_STATE = 3
 UNKNOWN_DOMAIN = 0.5
 KNOWN_DOMAIN = 1.0
 
-_NON_WORD = re.compile(r"[^a-z0-9]+")
-_NON_WORD_OR_NEWLINE = re.compile(r"[^a-z0-9\n]+")
+# phrase_text's normalisation for a batch of texts joined by newlines (see KeywordMatcher)
+_NOT_ALNUM_OR_NEWLINE = re.compile(r"[^a-z0-9\n]+")
 
 
 _KEYWORD_CACHE: dict[tuple, list[str]] = {}
@@ -144,16 +143,11 @@ def _bucketed_ratio(relevant: int, fetched: int) -> float:
     return float(bucket(relevant / fetched))
 
 
-def words_of(text: str) -> str:
-    """Lower-case, every non-alphanumeric run one space, padded: ready for phrase matching."""
-    return " " + _NON_WORD.sub(" ", text.lower()).strip() + " "
-
-
 class KeywordMatcher:
     """Does a text contain any keyword? One compiled alternation, so each text is one C-level scan."""
 
     def __init__(self, keywords: Sequence[str]):
-        phrases = sorted({words_of(k).strip() for k in keywords if words_of(k).strip()}, key=len, reverse=True)
+        phrases = sorted({phrase_text(k).strip() for k in keywords if phrase_text(k).strip()}, key=len, reverse=True)
         self.pattern = re.compile(" (?:" + "|".join(re.escape(p) for p in phrases) + ") ") if phrases else None
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
@@ -164,7 +158,7 @@ class KeywordMatcher:
         # no match spans two texts): two C calls per batch instead of two per link. What is left is ASCII, so
         # byte offsets are character offsets, and " \n " pads each text with the spaces phrase matching needs.
         lines = "\n".join(t.replace("\n", " ") for t in texts).lower()
-        joined = " " + _NON_WORD_OR_NEWLINE.sub(" ", lines).replace("\n", " \n ") + " "
+        joined = " " + _NOT_ALNUM_OR_NEWLINE.sub(" ", lines).replace("\n", " \n ") + " "
         starts = [match.start() for match in self.pattern.finditer(joined)]
         if starts:
             line_starts = np.flatnonzero(np.frombuffer(joined.encode("ascii"), dtype=np.uint8) == 10)
@@ -174,7 +168,7 @@ class KeywordMatcher:
 
 def url_words(url: str) -> str:
     """The URL without its scheme, as words: what an empty anchor is replaced by for the classifier."""
-    return words_of(url.split("://", 1)[-1]).strip()
+    return phrase_text(url_text(url)).strip()
 
 
 class FeatureBuilder:

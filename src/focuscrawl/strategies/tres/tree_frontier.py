@@ -47,7 +47,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-
 # Up to this many rows are routed one by one in Python rather than level by level in numpy.
 SMALL_BATCH = 64
 # Slots a leaf's block starts with.

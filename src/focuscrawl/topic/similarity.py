@@ -15,8 +15,9 @@ holds, so we choose, for every strategy that uses this module:
 - the *topic* vector is the sum of two unit vectors: the centroid of the on-topic example texts and the
   topic's keywords. The centroid carries the topic's vocabulary, the keywords the words the user typed;
 - a *category* vector (Han et al.'s related categories) is the tf-idf vector of that category's keywords;
-- tokens are lower-case alphanumeric runs of two or more characters, English stop words removed, with a
-  light plural folding (``birds`` -> ``bird``) so that keywords match running text;
+- tokens are ``focuscrawl.topic.text.terms`` (lower-case alphanumeric runs of two or more characters),
+  English stop words removed, with a light plural folding (``birds`` -> ``bird``) so that keywords match
+  running text;
 - scale: raw cosines against a many-word centroid are small (on-topic pages around 0.15), which would put
   nearly every value in the first bucket of Han et al.'s discretisation. Each column is therefore divided by
   a reference and clipped to [0, 1]: for pages, the 90th percentile the on-topic example texts reach; for
@@ -26,15 +27,14 @@ holds, so we choose, for every strategy that uses this module:
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from focuscrawl.topic.text import STOPWORDS, terms
 
 MAX_CHARS = 3000
-_TOKEN = re.compile(r"[a-z0-9]{2,}")
 _FOLD_CACHE: dict[str, str | None] = {}
 
 
@@ -43,7 +43,7 @@ def _fold(word: str) -> str | None:
     if word in _FOLD_CACHE:
         return _FOLD_CACHE[word]
     folded: str | None = word
-    if word in ENGLISH_STOP_WORDS:
+    if word in STOPWORDS:
         folded = None
     elif len(word) > 4 and word.endswith("ies"):
         folded = word[:-3] + "y"
@@ -55,23 +55,13 @@ def _fold(word: str) -> str | None:
 
 def term_counts(text: str) -> Counter[str]:
     """Normalised term counts of a text or a URL (the first ``MAX_CHARS`` characters)."""
-    raw = Counter(_TOKEN.findall(text[:MAX_CHARS].lower()))  # counting raw tokens first runs in C
+    raw = Counter(terms(text[:MAX_CHARS]))  # counting raw tokens first runs in C
     counts: Counter[str] = Counter()
     for word, count in raw.items():
         folded = _fold(word)
         if folded is not None:
             counts[folded] += count
     return counts
-
-
-def tokenize(text: str) -> list[str]:
-    """The distinct normalised terms of a text, in first-seen order."""
-    return list(term_counts(text))
-
-
-def url_text(url: str) -> str:
-    """A URL without its scheme, for text scoring: its words are split on every non-alphanumeric character."""
-    return url.split("://", 1)[-1]
 
 
 class TopicSimilarity:
@@ -85,7 +75,7 @@ class TopicSimilarity:
             df.update(doc.keys())
         phrases = list(keywords) + [k for cat in categories for k in cat]
         self.vocab: dict[str, int] = {}
-        for term in list(df) + [t for phrase in phrases for t in tokenize(phrase)]:
+        for term in list(df) + [t for phrase in phrases for t in term_counts(phrase)]:
             self.vocab.setdefault(term, len(self.vocab))
         n = len(docs)
         self.idf = np.array([math.log((1 + n) / (1 + df.get(t, 0))) + 1.0 for t in self.vocab])

@@ -1,0 +1,113 @@
+"""One way to build a crawl: settings, a topic and seeds in; a started engine with its policy out.
+
+Everything that crawls (``focuscrawl bench``, ``focuscrawl crawl``, ``bench-policy``, the tests) builds its
+crawls here, so a strategy name, its options and its reward model mean the same thing everywhere::
+
+    classifiers = Classifiers(topic, seed=0)              # each relevance model trained once per topic
+    crawl = build_crawl(settings, "tres", topic, seeds, classifiers=classifiers, judge=truth)
+    crawl.engine.run(web)
+
+Ground truth (``judge``) goes to the engine, to label events for scoring, and to strategies that declare
+they read it (oracles); never to any other policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from focuscrawl.config import RunSettings, strategy_options
+from focuscrawl.engine import CrawlEngine, DomainCap, EventSink
+from focuscrawl.policy import CrawlContext, Policy
+from focuscrawl.strategies import Resolved, resolve
+from focuscrawl.topic.models import train_relevance_model
+from focuscrawl.topic.relevance import MemoizedRelevance
+from focuscrawl.types import RelevanceModel, TopicInputs
+
+Judge = Callable[[str], bool]
+
+
+class Classifiers:
+    """The relevance models of one topic by name, each trained once on the topic's examples and shared.
+
+    ``memoize`` wraps the engine's scorer in a per-text memo (a benchmark scores the same pages again and
+    again; the model is a pure function of the text). The policy always gets the raw model, so that its
+    own classifier calls are timed honestly in the decision time.
+    """
+
+    def __init__(self, topic: TopicInputs, seed: int = 0, *, trained: Mapping[str, RelevanceModel] | None = None,
+                 memoize: bool = False):
+        self.topic, self.seed, self.memoize = topic, seed, memoize
+        self._models: dict[str, RelevanceModel] = dict(trained or {})
+        self._scorers: dict[str, RelevanceModel] = {}
+
+    def get(self, name: str) -> RelevanceModel:
+        if name not in self._models:
+            self._models[name] = train_relevance_model(name, self.topic, self.seed)
+        return self._models[name]
+
+    def scorer(self, name: str) -> RelevanceModel:
+        if not self.memoize:
+            return self.get(name)
+        if name not in self._scorers:
+            self._scorers[name] = MemoizedRelevance(self.get(name))
+        return self._scorers[name]
+
+
+@dataclass
+class Crawl:
+    """One crawl, assembled and started: the engine (which holds the policy) and the context it was given."""
+
+    engine: CrawlEngine
+    context: CrawlContext
+    strategy: Resolved
+    reward_model: str
+
+    @property
+    def policy(self) -> Policy:
+        return self.engine.policy
+
+
+def make_strategy_policy(settings: RunSettings, strategy: str, judge: Judge | None = None) -> Policy:
+    """The policy of ``strategy`` with its options from ``settings`` (not yet reset)."""
+    resolved = resolve(strategy)
+    return resolved.make(judge, **strategy_options(settings, strategy, resolved.spec.name))
+
+
+def check_strategies(settings: RunSettings, strategies: Iterable[str]) -> None:
+    """Fail now, before hours of crawling, on an unknown name or an option a strategy does not have."""
+    for name in strategies:
+        make_strategy_policy(settings, name, judge=lambda url: False)
+    for name in settings.options:
+        resolve(name)
+
+
+def build_crawl(
+    settings: RunSettings,
+    strategy: str,
+    topic: TopicInputs,
+    seeds: Sequence[str],
+    *,
+    classifiers: Classifiers | None = None,
+    judge: Judge | None = None,
+    sinks: Iterable[EventSink] = (),
+    context_budget: int | None = None,
+) -> Crawl:
+    """Build and start one crawl of ``strategy`` (a strategy or preset name) from ``seeds`` towards ``topic``.
+
+    ``classifiers`` shares trained models between crawls of the topic (default: trained here, with the
+    settings' seed). ``context_budget`` is the budget the policy is told, when it differs from the engine's:
+    a resumed crawl keeps its first run's, so that a policy planning with it replays the same way.
+    """
+    resolved = resolve(strategy)
+    reward_model = settings.reward_model or resolved.reward_model
+    classifiers = classifiers or Classifiers(topic, settings.seed)
+    policy = make_strategy_policy(settings, strategy, judge)
+    engine = CrawlEngine(policy, classifiers.scorer(reward_model), budget=settings.budget,
+                          max_per_domain=DomainCap.parse(settings.max_per_domain), judge=judge, sinks=sinks,
+                          max_outlinks=settings.max_outlinks)
+    context = CrawlContext(topic=topic, classifier=classifiers.get(reward_model), seeds=list(seeds),
+                           budget=context_budget if context_budget is not None else settings.budget,
+                           seed=settings.seed)
+    engine.start(context)
+    return Crawl(engine, context, resolved, reward_model)

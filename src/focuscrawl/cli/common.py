@@ -1,0 +1,52 @@
+"""What every command shares: the consoles, and turning a user's mistake into one clear line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NoReturn, TypeVar
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from warcio.exceptions import ArchiveLoadFailed
+
+from focuscrawl.bench.protocol import TopicError
+from focuscrawl.crawl import ResumeError
+from focuscrawl.storage.state import StoreVersionError
+from focuscrawl.web.store import WebFormatError
+
+console = Console(stderr=True)
+# Piped output gets a wide console so tables are not truncated in logs and CI.
+out = Console(width=None if Console().is_terminal else 140)
+
+# Exceptions that mean "the user asked for something that cannot be done", not a bug: one line, exit 2.
+USER_ERRORS: tuple[type[BaseException], ...] = (TopicError, WebFormatError, ResumeError, StoreVersionError,
+                                                ArchiveLoadFailed, FileExistsError, FileNotFoundError, KeyError,
+                                                ValueError)
+
+T = TypeVar("T")
+
+
+def fail(message: str) -> NoReturn:
+    console.print(f"[bold red]error:[/] {message}", soft_wrap=True, highlight=False)
+    raise typer.Exit(2)
+
+
+def run(action: Callable[[], T]) -> T:
+    """``action()``, with a user error reported as one line and exit status 2."""
+    try:
+        return action()
+    except ValidationError as exc:
+        fail(describe_validation_error(exc))
+    except USER_ERRORS as exc:
+        fail(str(exc).strip("'\""))
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """A config's validation errors in one line: ``setting budget: Input should be greater than 0; ...``."""
+    parts = []
+    for error in exc.errors():
+        key = ".".join(str(part) for part in error["loc"]) or "(config)"
+        message = "unknown setting" if error["type"] == "extra_forbidden" else error["msg"]
+        parts.append(f"setting {key}: {message}")
+    return "; ".join(parts)

@@ -1,0 +1,192 @@
+"""The one settings system: ``CrawlConfig`` (``focuscrawl crawl``) and ``BenchConfig`` (``focuscrawl bench``).
+
+Both share ``RunSettings``, what one crawl of one strategy needs besides its topic and seeds, and are
+filled the same way (``load_config``): defaults < a YAML file (``-c``) < command-line options <
+``-s KEY=VALUE`` overrides. Dotted keys reach into mappings and values are YAML, so both commands take the
+same keys::
+
+    -s budget=5000 -s max_per_domain=5-2 -s options.tres.gamma=0 -s options.best-first.retrain_every=50
+
+``options`` maps a strategy (or preset) name to its hyper-parameters; options of a strategy also apply to
+its presets (``options.tres`` reaches ``tres-sync``), a preset's own entry wins. Unknown keys and wrong
+types are refused with the key's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Literal, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+CONFIG_FILE = "config.yml"
+
+
+class RunSettings(BaseModel):
+    """What one crawl needs besides its topic and seeds: budget, randomness, caps, strategy options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    budget: int = Field(1000, gt=0, description="pages to fetch (per crawl; for a real crawl, across resumes)")
+    seed: int = Field(0, description="seed of every random choice")
+    max_per_domain: str = Field("inf", description="per-host cap MAX: inf, N, or adaptive A-B (e.g. 5-2)")
+    max_outlinks: int = Field(1000, gt=0, description="outlinks of a page handed to the policy, at most")
+    reward_model: str | None = Field(None, description="relevance model (focuscrawl.topic.models); "
+                                                       "default: the strategy's own")
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict,
+                                               description="strategy or preset name -> its hyper-parameters")
+
+    @field_validator("max_per_domain", mode="before")
+    @classmethod
+    def _cap_to_str(cls, value: Any) -> str:
+        return str(value)
+
+
+class CrawlConfig(RunSettings):
+    """Every setting of ``focuscrawl crawl``; the effective one is kept in the run folder as ``config.yml``."""
+
+    seeds: list[str] = Field(default_factory=list, description="seed URLs (in addition to seeds_file)")
+    seeds_file: Path | None = Field(None, description="file of seed URLs, one per line, # comments")
+    topic: Path | None = Field(None, description="topic directory (see `focuscrawl topic init`)")
+    out: Path | None = Field(None, description="run folder")
+    strategy: str = "best-first"
+    concurrency: int = Field(8, gt=0, description="fetches in flight")
+    warc: bool = False
+    checkpoint_every: int = Field(500, ge=0, description="steps between engine checkpoints (0: replay only)")
+    web: str | None = Field(None, description="crawl an offline web directory (or 'embedded') instead of HTTP")
+    offline_latency_s: float = Field(0.0, ge=0, description="simulated fetch latency of the offline web")
+    fetch: dict[str, Any] = Field(default_factory=dict, description="HTTP fetcher settings (FetchConfig fields)")
+    hosts_map: Path | None = Field(None, description="JSON host -> ip:port of `focuscrawl web serve --map`: "
+                                                     "crawl a loopback-served web over HTTP")
+    progress: Literal["auto", "live", "log", "none"] = "auto"
+    log_every_s: float = Field(5.0, gt=0)
+    plot: bool = True
+
+    # What makes two runs the same crawl: changing any of these on resume would make the replay diverge.
+    IDENTITY_FIELDS: ClassVar[tuple[str, ...]] = ("seeds", "topic", "strategy", "options", "seed", "max_per_domain",
+                                        "max_outlinks", "reward_model")
+
+    def all_seeds(self) -> list[str]:
+        seeds = list(self.seeds)
+        if self.seeds_file is not None:
+            for line in Path(self.seeds_file).read_text().splitlines():
+                line = line.split("#", 1)[0].strip()
+                if line:
+                    seeds.append(line)
+        return seeds
+
+    def identity(self) -> dict:
+        """The fields a resume must keep, in a JSON-comparable form (seeds resolved from the file)."""
+        data = self.model_dump(mode="json", include=set(self.IDENTITY_FIELDS))
+        data["seeds"] = self.all_seeds()
+        data["topic"] = str(Path(self.topic).resolve()) if self.topic else None
+        return data
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+
+
+class BenchConfig(RunSettings):
+    """Every setting of ``focuscrawl bench``: strategies x runs on one topic of one labelled offline web."""
+
+    web: str = Field("embedded", description="offline web directory, or 'embedded'")
+    topic: str = Field("subject.Science.Biology", description="label of the topic on that web")
+    strategies: list[str] = Field(default_factory=lambda: ["random", "bfs", "best-first"],
+                                  description="strategies and presets (the oracle always runs too)")
+    runs: int = Field(5, gt=0, description="crawls per strategy; run i uses seeds chosen by i")
+    seeds_per_run: int = Field(1, gt=0, description="relevant seed pages per run")
+    examples_irrelevant: int = Field(200, gt=0, description="irrelevant example texts the classifiers train on")
+    out: Path = Field(Path("bench-results"), description="output folder")
+
+    @field_validator("strategies", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [s.strip() for s in value.split(",") if s.strip()]
+        return value
+
+    def run_settings(self, run: int) -> RunSettings:
+        """The settings of run ``run``: its crawl seed is derived from the benchmark's seed and the run."""
+        return RunSettings.model_validate({**self.model_dump(include=set(RunSettings.model_fields)),
+                                           "seed": self.seed * 1000 + run})
+
+
+def strategy_options(settings: RunSettings, name: str, strategy: str) -> dict[str, Any]:
+    """The options for ``name`` (a strategy or a preset of ``strategy``): the strategy's, then the preset's."""
+    options = dict(settings.options.get(strategy, {}))
+    if name != strategy:
+        options.update(settings.options.get(name, {}))
+    return options
+
+
+def parse_override(item: str) -> tuple[list[str], Any]:
+    """``a.b=value`` -> (["a", "b"], parsed value). Values are YAML: 5, 0.5, true, [a, b], {k: v}.
+
+    Dashes in the first key become underscores (``max-per-domain``); deeper keys are kept as written,
+    since they may be strategy names (``options.best-first.retrain_every``).
+    """
+    if "=" not in item:
+        raise ValueError(f"setting {item!r} is not KEY=VALUE")
+    key, raw = item.split("=", 1)
+    path = [part.strip() for part in key.strip().split(".")]
+    if not all(path):
+        raise ValueError(f"setting {item!r} has an empty key")
+    path[0] = path[0].replace("-", "_")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    return path, value
+
+
+def _set(data: dict, path: list[str], value: Any) -> None:
+    for part in path[:-1]:
+        node = data.get(part)
+        if not isinstance(node, dict):
+            node = data[part] = {}
+        data = node
+    data[path[-1]] = value
+
+
+Config = TypeVar("Config", bound=RunSettings)
+
+
+def load_config(
+    model: type[Config],
+    file: str | Path | None = None,
+    overrides: Sequence[str] = (),
+    *,
+    base: Config | None = None,
+    **options: Any,
+) -> Config:
+    """Merge ``base`` (e.g. a run folder's config), a YAML file, explicit options (None means "not given")
+    and ``KEY=VALUE`` overrides, in that order of precedence, into a ``model``."""
+    data: dict[str, Any] = base.model_dump() if base is not None else {}
+    if file is not None:
+        loaded = yaml.safe_load(Path(file).read_text()) or {}
+        if not isinstance(loaded, dict):
+            raise ValueError(f"{file}: a config file must be a YAML mapping")
+        data.update(loaded)
+    for key, value in options.items():
+        if value is not None:
+            data[key] = value
+    for item in overrides:
+        path, value = parse_override(item)
+        _set(data, path, value)
+    return model.model_validate(data)
+
+
+def read_effective_config(run_dir: Path) -> CrawlConfig | None:
+    path = Path(run_dir) / CONFIG_FILE
+    if not path.exists():
+        return None
+    return CrawlConfig.model_validate(yaml.safe_load(path.read_text()) or {})
+
+
+def write_effective_config(run_dir: Path, config: CrawlConfig) -> None:
+    path = Path(run_dir) / CONFIG_FILE
+    tmp = path.with_suffix(".yml.tmp")
+    tmp.write_text(config.to_yaml())
+    tmp.replace(path)

@@ -1,0 +1,54 @@
+"""Resume: bring a freshly built engine to the last commit of a run folder's store.
+
+The one resume mechanism: the latest checkpoint (``CrawlEngine.snapshot``, taken every
+``checkpoint_every`` steps inside a step's transaction) is restored, then the operation log after it is
+replayed: each logged selection must be selected again by the (deterministic) policy, each logged record
+feeds the stored page back to the engine. Without a usable checkpoint the whole log is replayed, which
+gives the same state, only slower.
+"""
+
+from __future__ import annotations
+
+from focuscrawl.engine import CrawlEngine
+from focuscrawl.storage.state import StateStore
+
+
+class ResumeError(RuntimeError):
+    """The run folder cannot be resumed as it is (replay diverged, a different crawl, ...)."""
+
+
+def replay(engine: CrawlEngine, store: StateStore, *, use_checkpoint: bool = True) -> int:
+    """Restore the latest checkpoint (if asked and present) and replay the log after it; returns steps replayed.
+
+    Afterwards the URLs the crashed process was fetching (selected, never recorded) are in
+    ``engine.in_flight``, in selection order: the driver fetches them first. Raises ``ResumeError`` when the
+    policy does not select what the log says, and whatever unpickling raises for a bad checkpoint (the
+    caller then replays the whole log into a fresh engine).
+    """
+    after, first_step = 0, 0
+    checkpoint = store.latest_checkpoint() if use_checkpoint else None
+    if checkpoint is not None:
+        seq, step, blob = checkpoint
+        engine.restore(blob)
+        after, first_step = seq, step + 1
+    sinks, engine.sinks = engine.sinks, []
+    steps = store.steps(start=first_step)
+    replayed = 0
+    try:
+        for seq, kind, url in store.ops(after=after):
+            if kind == "S":
+                selection = engine.next_selection()
+                if selection is None or selection.url != url:
+                    got = None if selection is None else selection.url
+                    raise ResumeError(
+                        f"replay diverged at op {seq}: the policy selected {got!r} where the log has {url!r}; "
+                        "the strategy, its options or the topic changed, or the strategy is not deterministic")
+            else:
+                record = next(steps, None)
+                if record is None or record.url != url:
+                    raise ResumeError(f"state store is inconsistent at op {seq} ({url})")
+                engine.record(url, record.page(), record.fetch_s)
+                replayed += 1
+    finally:
+        engine.sinks = sinks
+    return replayed

@@ -1,0 +1,156 @@
+"""A run folder: one crawl's files, its lock, and the checks that keep two crawls from mixing in it.
+
+    state.sqlite    the crawl-state store: the source of truth (``focuscrawl.storage.state``)
+    config.yml      the effective configuration, the base of the next command on this folder
+    model.pkl       the trained relevance classifier, so a resumed crawl scores pages exactly as before
+    pages.jsonl, harvest.csv, crawl.warc.gz     derived from the store, repaired against it on open
+    summary.json, harvest.png                   the final report
+    .lock           held while a crawl runs (an flock: a killed process releases it)
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pickle
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from focuscrawl.config import CrawlConfig, write_effective_config
+from focuscrawl.crawl.resume import ResumeError
+from focuscrawl.storage import (
+    HARVEST_FILE,
+    PAGES_FILE,
+    STATE_FILE,
+    WARC_FILE,
+    HarvestWriter,
+    PagesWriter,
+    StateStore,
+    WarcOutput,
+    repair_pages,
+)
+from focuscrawl.storage.harvest import plot_harvest_csv
+from focuscrawl.topic.models import train_relevance_model
+from focuscrawl.types import RelevanceModel, TopicInputs
+
+MODEL_FILE = "model.pkl"
+SUMMARY_FILE = "summary.json"
+PLOT_FILE = "harvest.png"
+LOCK_FILE = ".lock"
+
+
+@dataclass
+class CrawlSummary:
+    out: str
+    steps: int
+    new_steps: int
+    resumed_steps: int
+    relevant: int
+    harvest_rate: float
+    relevant_domains: int
+    errors: int
+    frontier_size: int
+    elapsed_s: float
+    stopped: str  # budget | frontier | interrupted
+
+
+@dataclass
+class Outputs:
+    """The files derived from the store, open for appending."""
+
+    pages: PagesWriter
+    harvest: HarvestWriter
+    warc: WarcOutput | None
+    repaired: dict[str, int]
+
+    def close(self) -> None:
+        for output in (self.pages, self.harvest, self.warc):
+            if output is not None:
+                output.close()
+
+
+class RunFolder:
+    """A locked run folder. ``with RunFolder(path) as folder:`` creates it if needed and takes the lock."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._lock = None
+
+    def __enter__(self) -> RunFolder:
+        self.path.mkdir(parents=True, exist_ok=True)
+        fh = open(self.path / LOCK_FILE, "w")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.close()
+            raise ResumeError(f"another crawl is running in {self.path}") from None
+        fh.write(f"{os.getpid()}\n")
+        fh.flush()
+        self._lock = fh
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._lock is not None:
+            self._lock.close()  # closing releases the flock
+            self._lock = None
+
+    def open_store(self, identity: dict, **meta) -> StateStore:
+        """The state store; a new one records ``identity``, an existing one must have been made with it."""
+        store = StateStore(self.path / STATE_FILE)
+        if store.is_new:
+            store.initialise(identity=identity, **meta)
+            return store
+        recorded = store.get_meta("identity", {})
+        changed = sorted(k for k in set(recorded) | set(identity) if recorded.get(k) != identity.get(k))
+        if changed:
+            store.close()
+            raise ResumeError(f"{self.path} holds a different crawl (changed: {', '.join(changed)}); "
+                              "use another run folder, or the same settings to resume it")
+        return store
+
+    def write_config(self, config: CrawlConfig) -> None:
+        write_effective_config(self.path, config)
+
+    def classifier(self, name: str, topic: TopicInputs, seed: int) -> RelevanceModel:
+        """Trained once per run folder and kept, so that a resumed crawl scores pages exactly as before."""
+        path = self.path / MODEL_FILE
+        if path.exists():
+            try:
+                with open(path, "rb") as fh:
+                    return pickle.load(fh)
+            except Exception:  # noqa: BLE001 - retraining is deterministic, so a bad file is only slower
+                pass
+        model = train_relevance_model(name, topic, seed)
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "wb") as fh:
+            pickle.dump(model, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(path)
+        return model
+
+    def open_outputs(self, store: StateStore, strategy: str, warc: bool) -> Outputs:
+        """pages.jsonl, harvest.csv and (if asked) the WARC, each first brought in line with the store."""
+        dropped, appended = repair_pages(self.path / PAGES_FILE, store, strategy)
+        pages = PagesWriter(self.path / PAGES_FILE, strategy)
+        harvest = HarvestWriter(self.path / HARVEST_FILE)
+        harvest.rewrite(store)
+        warc_output = None
+        if warc:
+            path = self.path / WARC_FILE
+            end = store.warc_end()
+            if end is None:
+                path.unlink(missing_ok=True)  # no committed record: start over with a fresh warcinfo
+            else:
+                WarcOutput.truncate_to(path, end)
+            warc_output = WarcOutput(path)
+        return Outputs(pages, harvest, warc_output, {"pages_dropped": dropped, "pages_appended": appended})
+
+    def write_summary(self, summary: CrawlSummary, plot_title: str | None = None) -> None:
+        tmp = self.path / (SUMMARY_FILE + ".tmp")
+        tmp.write_text(json.dumps(asdict(summary), indent=2) + "\n")
+        tmp.replace(self.path / SUMMARY_FILE)
+        if plot_title is not None and summary.steps:
+            try:
+                plot_harvest_csv(self.path / HARVEST_FILE, self.path / PLOT_FILE, title=plot_title)
+            except Exception:  # noqa: BLE001 - a missing plot must not fail a finished crawl
+                pass

@@ -1,0 +1,92 @@
+"""The policy contract: the only thing a new crawling strategy implements, and what the engine promises it.
+
+The engine (``focuscrawl.engine``) owns the closure, URL normalisation, per-domain caps, the budget and
+the event stream. A policy owns its frontier and decides the order. Per step the engine calls::
+
+    selection = policy.select()       # the next URL, its score, a reason, a memo (None: frontier empty)
+    ... the engine fetches selection.url and scores the page with the agent's classifier ...
+    policy.observe(observation)       # observation.selection is that same Selection object
+
+What the engine promises:
+
+- ``reset(context)`` comes first, with the seeds already normalised and de-duplicated.
+- Every selection the engine fetches comes back in exactly one ``Observation`` whose ``selection`` is
+  the object ``select`` returned, memo included. In a concurrent crawl up to N ``select`` calls come
+  before their observations, which arrive in completion order; ``memo`` is how a policy gets back what
+  it knew at selection time without a table of its own.
+- A selection the engine does not fetch (its URL was fetched meanwhile through another path, or its
+  host reached the per-domain cap) is dropped silently and ``select`` is asked again, so policies may
+  delete lazily. ``on_host_capped`` says a host is closed, for policies that prefer to clean up.
+- ``observation.links`` are the page's outlinks, normalised, de-duplicated, without fetched URLs or
+  capped hosts; ``Outlink.new`` is False for a URL discovered before from another page.
+- No ground truth ever reaches a policy: the context holds the user's topic inputs and the agent's own
+  classifier; ``relevance`` and ``reward`` come from that classifier.
+
+What a policy promises (a resumed crawl depends on it; ``tests/test_policy_contract.py`` checks every
+registered strategy):
+
+- **Deterministic**: the same context (seed included) and the same observations give the same
+  selections. Every random generator derives from ``context.seed`` (``context.rng(purpose)``, or
+  ``numpy.random.default_rng([context.seed, k])``); nothing depends on hash order or the clock.
+- **Picklable**: the engine's checkpoints pickle the policy with the engine state (the context's topic
+  and classifier are stored by reference, not copied; see ``CrawlEngine.snapshot``), and a restored
+  policy continues exactly as the original would. A policy holding something unpicklable defines
+  ``__getstate__``/``__setstate__``.
+- **Honest timing**: work over the whole frontier happens inside ``select`` or ``observe``, so that it
+  counts in the step's decision time.
+
+Optional: ``diagnostics()`` returns numbers worth showing about the policy's internals (tree leaves,
+epsilon, ...), read by ``focuscrawl bench-policy`` and progress displays.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from focuscrawl.types import Observation, RelevanceModel, Selection, TopicInputs
+
+__all__ = ["CrawlContext", "Observation", "Policy", "Selection"]
+
+
+@dataclass
+class CrawlContext:
+    """What a policy is given at the start of a crawl. No ground truth.
+
+    ``budget`` is the crawl's budget when it started (a resumed crawl may run longer; a policy planning
+    with the budget, such as a decaying exploration rate, keeps the first one so that a replay matches).
+    """
+
+    topic: TopicInputs
+    classifier: RelevanceModel
+    seeds: list[str]
+    budget: int
+    seed: int = 0
+
+    def rng(self, salt: str = "") -> random.Random:
+        """A random generator derived from the crawl's seed, independent per named use."""
+        return random.Random(f"{self.seed}:{salt}")
+
+
+class Policy(ABC):
+    """Base class of crawling strategies: implement ``reset``, ``select`` and ``observe``."""
+
+    @abstractmethod
+    def reset(self, context: CrawlContext) -> None:
+        """Start a new crawl: forget everything, put ``context.seeds`` in the frontier."""
+
+    @abstractmethod
+    def select(self) -> Selection | None:
+        """Remove the next URL to fetch from the frontier and return it as a Selection; None when empty."""
+
+    @abstractmethod
+    def observe(self, observation: Observation) -> None:
+        """Learn from the fetch of one of this policy's selections and add its outlinks to the frontier."""
+
+    def on_host_capped(self, host: str) -> None:
+        """The engine will not fetch from ``host`` again (per-domain cap). Optional eager clean-up."""
+
+    def diagnostics(self) -> dict[str, float]:
+        """Numbers about the policy's internals worth reporting (frontier tree leaves, epsilon, ...)."""
+        return {}

@@ -1,0 +1,105 @@
+"""Imports point downwards only (docs/interfaces.md, "Layers"), and no import dodges a cycle.
+
+Every ``import`` of a focuscrawl module is read from the source, wherever it stands (module level, inside a
+function, under TYPE_CHECKING), so a late import cannot hide an upward dependency. Late imports are fine
+for a reason of their own (torch and matplotlib load only when used), so the test does not forbid them;
+it forbids what a late import would be hiding: the module graph, late imports included, has no cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import focuscrawl
+
+SRC = Path(focuscrawl.__file__).parent
+
+# Bottom to top. Packages in one tuple are a layer; those in an INDEPENDENT pair never import each other.
+LAYERS = [
+    ("focuscrawl", "focuscrawl.types", "focuscrawl.urls", "focuscrawl.policy"),  # the core
+    ("focuscrawl.web",),
+    ("focuscrawl.topic",),
+    ("focuscrawl.engine", "focuscrawl.strategies"),
+    ("focuscrawl.config", "focuscrawl.builder", "focuscrawl.storage"),
+    ("focuscrawl.bench", "focuscrawl.crawl"),
+    ("focuscrawl.cli",),
+]
+INDEPENDENT = [("focuscrawl.engine", "focuscrawl.strategies"), ("focuscrawl.bench", "focuscrawl.crawl"),
+               ("focuscrawl.storage", "focuscrawl.builder")]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in SRC.rglob("*.py")}
+
+
+def home(module: str) -> str:
+    """The LAYERS entry a module belongs to (longest matching prefix)."""
+    best = ""
+    for layer in LAYERS:
+        for prefix in layer:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > len(best):
+                best = prefix
+    return best
+
+
+def level(module: str) -> int:
+    prefix = home(module)
+    return next(i for i, layer in enumerate(LAYERS) if prefix in layer)
+
+
+def imports(module: str) -> set[str]:
+    """The focuscrawl modules ``module`` imports anywhere in its source (``from a import b`` counts a.b when
+    b is a module)."""
+    tree = ast.parse(MODULES[module].read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in MODULES else node.module
+                     for alias in node.names]
+        else:
+            continue
+        found.update(name for name in names if name.split(".")[0] == "focuscrawl" and name != module)
+    return found
+
+
+def test_every_module_has_a_layer():
+    assert all(home(m) for m in MODULES), [m for m in MODULES if not home(m)]
+
+
+def test_imports_point_downwards():
+    upward = []
+    for module in MODULES:
+        for target in imports(module):
+            if level(target) > level(module):
+                upward.append(f"{module} -> {target}")
+            for a, b in INDEPENDENT:
+                if {home(module), home(target)} == {a, b}:
+                    upward.append(f"{module} -> {target} ({a} and {b} are independent)")
+    assert not upward, "\n".join(upward)
+
+
+def test_no_import_cycle_even_through_late_imports():
+    graph = {m: {t for t in imports(m) if t in MODULES} for m in MODULES}
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    cycles = []
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                cycles.append(" -> ".join(path[path.index(target):] + [target]))
+            elif target not in state:
+                visit(target, path + [target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert not cycles, "\n".join(cycles)
