@@ -66,6 +66,22 @@ def test_the_number_of_irrelevant_examples_is_an_option(tmp_path):
     assert json.loads((tmp_path / "b" / "summary.json").read_text())["examples"]["irrelevant"] == 30
 
 
+def test_example_pages_are_never_scored(tiny_web):
+    """Examples come from pages held out of scoring: not relevant to the judge (nor to the oracle), not in
+    relevant_total, not seeds; and only tens of them, at most half of a topic sampled from the topic."""
+    web = OfflineWeb(tiny_web)
+    labels = web.labels()
+    relevant = {u for u, lab in labels.items() if lab.startswith("topic.birds")}
+    topic = load_topic(web, "topic.birds")
+    held_out = relevant - topic.truth.relevant
+    assert len(held_out) == topic.held_out_relevant == len(relevant) // 2 == sum(topic.inputs.example_labels)
+    assert sorted(web.texts(held_out)) == sorted(t for t, y in zip(topic.inputs.example_texts,
+                                                                   topic.inputs.example_labels) if y)
+    assert topic.held_out == len(topic.inputs.example_texts)
+    assert topic.truth.total == len(relevant) - len(held_out)
+    assert set(topic.seed_pool) <= topic.truth.relevant
+
+
 def test_train_hosts_are_kept_out_of_seeds(tmp_path):
     with WebWriter(tmp_path / "w", {"name": "split", "topic_defaults": {"train_host_pattern": r"train\.test$"}}) as w:
         for host in ("train.test", "crawl.test"):
@@ -76,6 +92,7 @@ def test_train_hosts_are_kept_out_of_seeds(tmp_path):
     topic = load_topic(OfflineWeb(tmp_path / "w"), "course")
     assert topic.seed_pool and all("crawl.test" in url for url in topic.seed_pool)
     assert all("train.test" in text for text in topic.inputs.example_texts)
+    assert topic.held_out == 6 and all("crawl.test" in url for url in topic.truth.relevant)  # the train host
 
 
 def test_topic_errors_are_clear():

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from conftest import tiny_crawl
 
@@ -29,9 +30,19 @@ def test_exhausted_frontier_stops_early(tiny_web):
     assert len(events) == 10 + 10 + 10 + 5  # 25 pages + 10 dead links, then nothing left
 
 
-def test_oracle_takes_relevant_first(tiny_web):
-    _, events = _crawl(tiny_web, "oracle", budget=10)
-    assert all(e.relevant for e in events)
+def test_oracle_looks_ahead_where_the_greedy_oracle_wanders(tiny_web):
+    """Relevant pages sit in two clusters, the second behind ten irrelevant train pages: once the first is
+    exhausted the greedy oracle fetches irrelevant URLs in discovery order (dead links included), the
+    oracle walks the shortest path to the second cluster, so it bounds every strategy."""
+    found = {}
+    for name in ("oracle", "greedy-oracle", "bfs", "best-first", "random"):
+        _, events = _crawl(tiny_web, name, budget=35)
+        found[name] = np.cumsum([bool(e.relevant) for e in events])
+    total = found["oracle"][-1]
+    assert found["oracle"][19] == total, "every scored relevant page within 20 steps"
+    assert found["greedy-oracle"][19] < total
+    for name, curve in found.items():
+        assert (found["oracle"] >= curve).all(), name
 
 
 def test_per_domain_cap(tiny_web):
@@ -63,3 +74,59 @@ def test_same_seed_same_crawl(tiny_web):
     a = [e.url for e in _crawl(tiny_web, "random", budget=20)[1]]
     b = [e.url for e in _crawl(tiny_web, "random", budget=20)[1]]
     assert a == b
+
+
+def test_a_redirect_counts_once_against_the_per_domain_cap(tmp_path):
+    from focuscrawl.bench.protocol import GroundTruth
+    from focuscrawl.builder import build_crawl
+    from focuscrawl.config import RunSettings
+    from focuscrawl.types import TopicInputs
+    from focuscrawl.web.store import OfflineWeb, WebWriter
+
+    with WebWriter(tmp_path / "w", {"name": "redirects"}) as w:
+        w.add_page("http://a.test/", text="hub", labels=["x"])
+        for i in range(6):  # every link redirects to its page on the same host (http -> /index, say)
+            w.add_link("http://a.test/", f"http://a.test/r{i}", f"link {i}")
+            w.add_page(f"http://a.test/r{i}", status=301, location=f"http://a.test/p{i}")
+            w.add_page(f"http://a.test/p{i}", text=f"page {i}", labels=["x"])
+    web = OfflineWeb(tmp_path / "w")
+    topic = TopicInputs("x", ["page"], ["page one", "hub"], [1, 0])
+    events = []
+    crawl = build_crawl(RunSettings(budget=20, max_per_domain="4"), "bfs", topic, ["http://a.test/"],
+                        judge=GroundTruth("x", frozenset()), sinks=[events.append])
+    crawl.engine.run(web)
+    assert [e.url for e in events] == ["http://a.test/"] + [f"http://a.test/r{i}" for i in range(3)]
+    assert crawl.engine.fetches_per_host["a.test"] == 4
+
+
+def test_each_steps_decision_time_is_its_own_with_fetches_in_flight(tiny_web, monkeypatch):
+    """Three selections in flight, recorded in reverse: each step's decision_ms is the select that chose it
+    plus the observe of its page (a fake clock the policy advances: select of the k-th URL takes k units)."""
+    import focuscrawl.engine.engine as engine_module
+
+    clock = {"now": 0.0}
+    monkeypatch.setattr(engine_module.time, "perf_counter", lambda: clock["now"])
+    crawl, events, web = tiny_crawl(tiny_web, "bfs", budget=6)
+    engine, policy = crawl.engine, crawl.policy
+    select, observe = policy.select, policy.observe
+    cost = {}
+
+    def slow_select():
+        selection = select()
+        if selection is not None:
+            cost[selection.url] = len(cost) + 1.0
+            clock["now"] += cost[selection.url]
+        return selection
+
+    def slow_observe(observation):
+        clock["now"] += 0.5
+        return observe(observation)
+
+    policy.select, policy.observe = slow_select, slow_observe
+    seed = engine.next_selection().url
+    engine.record(seed, web.fetch(seed))
+    batch = [engine.next_selection().url for _ in range(3)]
+    for url in reversed(batch):
+        engine.record(url, web.fetch(url))
+    assert [e.url for e in events] == [seed] + batch[::-1]
+    assert [e.decision_ms for e in events] == [(cost[url] + 0.5) * 1000.0 for url in [seed] + batch[::-1]]

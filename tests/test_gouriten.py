@@ -373,9 +373,9 @@ def test_every_strategy_crawls_the_tiny_web(tiny_web, name):
 
 
 def test_oracle_estimator_greedy_crawls_as_the_oracle_baseline(tiny_web):
-    assert _tiny_urls(tiny_web, "g-oracle", 30) == _tiny_urls(tiny_web, "oracle", 30)
+    assert _tiny_urls(tiny_web, "g-oracle", 30) == _tiny_urls(tiny_web, "greedy-oracle", 30)
     # a batch that outgrows the frontier picks at random
-    assert _tiny_urls(tiny_web, "g-oracle-b32", 30) != _tiny_urls(tiny_web, "oracle", 30)
+    assert _tiny_urls(tiny_web, "g-oracle-b32", 30) != _tiny_urls(tiny_web, "greedy-oracle", 30)
 
 
 def test_focused_estimators_beat_bfs_on_the_tiny_web(tiny_web):

@@ -172,7 +172,8 @@ def test_topic_init_from_web_and_crawl_guards(tiny_web, tmp_path):
     assert loaded.name == "topic.birds" and loaded.seeds == topic.seeds and len(loaded.seeds) == 1
     assert sorted(loaded.example_labels) == sorted(topic.example_labels)
     run = tmp_path / "run"
-    settings = dict(topic=tmp_path / "topic", out=run, web=str(tiny_web), strategy="bfs", progress="none", plot=False)
+    settings = dict(topic=tmp_path / "topic", out=run, web=str(tiny_web), strategy="bfs", progress="none", plot=False,
+                    seeds=["http://birds.test/b0"])
     summary = Crawler(budget=5, **settings).crawl()
     assert (summary.steps, summary.stopped) == (5, "budget")
     assert (run / "config.yml").exists() and (run / "harvest.csv").exists()

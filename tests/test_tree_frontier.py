@@ -11,6 +11,7 @@ from focuscrawl.strategies.tres.tree_frontier import TreeFrontier
 
 def _tree(n_features=2, seed=0, **kwargs) -> TreeFrontier:
     kwargs.setdefault("min_samples_leaf", 1)
+    kwargs.setdefault("min_samples_split", 2)
     return TreeFrontier(n_features, np.random.default_rng(seed), capacity=4, **kwargs)
 
 
@@ -50,6 +51,16 @@ def test_no_split_without_variance_reduction_or_enough_samples():
     for v, r in ((0.1, 0.0), (0.2, 0.0), (0.8, 1.0), (0.9, 1.0)):
         small.add_experience(np.array([v, 0.0], dtype=np.float32), r)
     assert small.n_leaves == 1, "children would hold fewer than min_samples_leaf experiences"
+
+
+def test_the_authors_split_rule_five_in_the_parent_any_child():
+    """The authors' code (the TRES default): a leaf splits once it holds 5 experience samples, however unequal
+    the children; with 4 it waits."""
+    samples = [(0.1, 1.0), (0.2, 0.0), (0.3, 0.0), (0.4, 0.0), (0.5, 0.0)]
+    tree = TreeFrontier(2, np.random.default_rng(0), capacity=4)  # the defaults: split 5, leaf 1
+    splits = [tree.add_experience(np.array([v, 0.0], dtype=np.float32), r) for v, r in samples]
+    assert splits == [False, False, False, False, True]
+    assert sorted(len(e) for e in tree.leaf_experience.values()) == [1, 4]
 
 
 def test_split_in_the_receiving_leaf_and_frontier_samples_follow_the_rules():

@@ -1,13 +1,20 @@
 """The benchmark protocol: how a labelled offline web becomes a topic's agent inputs, seeds and judge.
 
-Labels are read here and only here (and by the oracle through ``GroundTruth``). What leaves this module
+Labels are read here and only here (and by the oracles through ``GroundTruth``). What leaves this module
 for an agent is a ``TopicInputs``: keywords derived from the topic's name and sub-category names, and a
 fixed, seeded sample of labelled example *texts*, as a user would provide. Defaults:
 
-- example texts: up to 50 relevant and 200 irrelevant pages with text, sampled with the configured seed;
-  on webs whose ``topic_defaults.train_host_pattern`` is set (WebKB: ``cornell\\.edu$``) they come only
-  from matching hosts and seeds only from the others (train on one university, crawl the rest);
-- seeds of run i: ``seeds_per_run`` relevant pages with outlinks, drawn from the crawl pool by a generator
+- example texts: ``EXAMPLES_RELEVANT`` (20; at most half of the topic's pages when the examples come from
+  the topic itself) relevant and ``EXAMPLES_IRRELEVANT`` (80) irrelevant pages with text, sampled with the
+  configured seed. Tens, as a user has them: a user can collect twenty pages they
+  want, and pages they do not want are cheap to find (any generic crawl), so four times as many. (Until
+  0.1 the protocol took 50 + 200, half of a small topic such as Food and agriculture.)
+- examples are never scored: the pages they come from are *held out*, counted neither as relevant pages
+  found nor in ``relevant_total``, for every strategy and the oracle alike. On webs whose
+  ``topic_defaults.train_host_pattern`` is set (WebKB: ``cornell\\.edu$``) the examples come only from
+  matching hosts and every page of those hosts is held out (train on one university, crawl the rest);
+  elsewhere the held-out pages are the sampled examples themselves;
+- seeds of run i: ``seeds_per_run`` relevant, not held-out pages with outlinks, drawn by a generator
   seeded with (seed, topic, i), so run i is the same for every strategy and every rerun.
 """
 
@@ -15,15 +22,18 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from focuscrawl.topic.topic_dir import write_topic_dir
 from focuscrawl.types import TopicInputs
+from focuscrawl.web.graph import UNREACHABLE, LinkGraph
 from focuscrawl.web.store import OfflineWeb, label_matches, split_labels
 
-EXAMPLES_RELEVANT = 50
-EXAMPLES_IRRELEVANT = 200
+EXAMPLES_RELEVANT = 20
+EXAMPLES_IRRELEVANT = 80
 
 
 class TopicError(ValueError):
@@ -32,10 +42,16 @@ class TopicError(ValueError):
 
 @dataclass
 class GroundTruth:
-    """The set of relevant URLs of a topic on a labelled web. For scoring and the oracle only."""
+    """The relevant URLs of a topic on a labelled web (held-out example pages excluded), and the web, whose
+    link graph gives the oracle its distances. For scoring and the oracles only."""
 
     topic: str
     relevant: frozenset[str]
+    web: OfflineWeb | None = field(default=None, repr=False)
+
+    @cached_property
+    def graph(self) -> LinkGraph | None:
+        return self.web.link_graph() if self.web is not None else None
 
     def __call__(self, url: str) -> bool:
         return url in self.relevant
@@ -43,6 +59,17 @@ class GroundTruth:
     @property
     def total(self) -> int:
         return len(self.relevant)
+
+    def steps_to_relevant(self, found: Collection[str]) -> dict[str, int]:
+        """Links from each page to the nearest relevant page not in ``found``; pages that reach none are left
+        out (so are all pages when the web's graph is unknown)."""
+        if self.graph is None:
+            return {}
+        index = self.graph.index
+        dist = self.graph.distances_to(index[u] for u in self.relevant if u not in found and u in index)
+        reached = (dist != UNREACHABLE).nonzero()[0]
+        urls = self.graph.urls
+        return {urls[i]: int(dist[i]) for i in reached.tolist()}
 
 
 @dataclass
@@ -53,6 +80,8 @@ class BenchTopic:
     truth: GroundTruth
     seed_pool: list[str]
     seed: int
+    held_out: int = 0  # pages excluded from scoring because examples come from them
+    held_out_relevant: int = 0
 
     def seeds_for_run(self, run: int, count: int) -> list[str]:
         if count > len(self.seed_pool):
@@ -94,23 +123,30 @@ def load_topic(
 
     pattern = (web.meta.get("topic_defaults") or {}).get("train_host_pattern")
     train_host = re.compile(pattern).search if pattern else None
-    train_pos, train_neg, seed_pool = [], [], []
+    pool_pos, pool_neg, candidates = [], [], []
+    held_out: set[str] = set()
     for record in web.records():
+        in_train = train_host is not None and bool(train_host(record.host))
+        if in_train:
+            held_out.add(record.url)
         if not 200 <= record.status < 300:
             continue
         is_relevant = record.url in relevant
-        in_train = train_host is None or bool(train_host(record.host))
-        in_crawl = train_host is None or not in_train
-        if in_train:
-            (train_pos if is_relevant else train_neg).append(record.url)
-        if in_crawl and is_relevant and record.outdegree > 0:
-            seed_pool.append(record.url)
-    if not seed_pool:
-        raise TopicError(f"topic {topic!r} has no relevant page with outlinks to start a crawl from")
+        if train_host is None or in_train:
+            (pool_pos if is_relevant else pool_neg).append(record.url)
+        if not in_train and is_relevant and record.outdegree > 0:
+            candidates.append(record.url)
 
     rng = random.Random(f"{seed}:{topic}:examples")
-    positives = rng.sample(train_pos, min(examples_relevant, len(train_pos)))
-    negatives = rng.sample(train_neg, min(examples_irrelevant, len(train_neg)))
+    if train_host is None:  # examples are taken from the topic itself: at most half of it, on a small web
+        examples_relevant = min(examples_relevant, max(1, len(pool_pos) // 2))
+    positives = rng.sample(pool_pos, min(examples_relevant, len(pool_pos)))
+    negatives = rng.sample(pool_neg, min(examples_irrelevant, len(pool_neg)))
+    if train_host is None:
+        held_out = set(positives) | set(negatives)
+    seed_pool = sorted(url for url in candidates if url not in held_out)
+    if not seed_pool:
+        raise TopicError(f"topic {topic!r} has no relevant page with outlinks to start a crawl from")
     texts, example_labels = [], []
     for urls, label in ((positives, 1), (negatives, 0)):
         for text in web.texts(urls):
@@ -125,7 +161,9 @@ def load_topic(
         example_texts=texts,
         example_labels=example_labels,
     )
-    return BenchTopic(inputs=inputs, truth=GroundTruth(topic, relevant), seed_pool=sorted(seed_pool), seed=seed)
+    scored = relevant - held_out
+    return BenchTopic(inputs=inputs, truth=GroundTruth(topic, scored, web), seed_pool=seed_pool,
+                      seed=seed, held_out=len(held_out), held_out_relevant=len(relevant) - len(scored))
 
 
 def init_from_web(

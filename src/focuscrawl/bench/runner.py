@@ -74,6 +74,8 @@ def crawl_once(
     curve += [curve[-1] if curve else 0] * (settings.budget - steps)
     return RunResult(strategy, run, list(seeds), steps, stats.relevant, len(stats.relevant_hosts),
                      stats.decision_s, wall, curve)
+
+
 def _mean(values: Sequence[float]) -> float:
     return float(np.mean(values)) if values else math.nan
 
@@ -85,10 +87,14 @@ def _ratio(value: float, reference: float) -> float:
 
 
 def summarize(results: list[RunResult], strategies: list[str]) -> list[dict]:
+    """One row per strategy: means over runs, and the per-run ratios to the oracle (run order) that paired
+    comparisons between strategies need."""
     oracle = {r.run: r for r in results if r.strategy == ORACLE}
     rows = []
     for name in strategies:
-        mine = [r for r in results if r.strategy == name]
+        mine = sorted((r for r in results if r.strategy == name), key=lambda r: r.run)
+        page_ratios = [_ratio(r.relevant_pages, oracle[r.run].relevant_pages) for r in mine]
+        auc_ratios = [_ratio(r.auc, oracle[r.run].auc) for r in mine]
         rows.append({
             "strategy": name,
             "runs": len(mine),
@@ -96,11 +102,14 @@ def summarize(results: list[RunResult], strategies: list[str]) -> list[dict]:
             "harvest_rate_std": float(np.std([r.harvest_rate for r in mine])) if mine else math.nan,
             "relevant_pages_mean": _mean([r.relevant_pages for r in mine]),
             "relevant_domains_mean": _mean([r.relevant_domains for r in mine]),
-            "oracle_ratio_mean": _mean([_ratio(r.relevant_pages, oracle[r.run].relevant_pages) for r in mine]),
-            "auc_ratio_mean": _mean([_ratio(r.auc, oracle[r.run].auc) for r in mine]),
+            "oracle_ratio_mean": _mean(page_ratios),
+            "auc_ratio_mean": _mean(auc_ratios),
             "decision_ms_mean": _mean([1000.0 * r.decision_s / max(r.steps, 1) for r in mine]),
             "steps_mean": _mean([r.steps for r in mine]),
             "wall_s": float(sum(r.wall_s for r in mine)),
+            "oracle_ratios": page_ratios,
+            "auc_ratios": auc_ratios,
+            "relevant_domains": [r.relevant_domains for r in mine],
         })
     return rows
 
@@ -128,6 +137,8 @@ def run_benchmark(config: BenchConfig, progress: Callable[[str], None] | None = 
             "web_dir": str(config.web),
             "topic": config.topic,
             "relevant_total": topic.truth.total,
+            "held_out_pages": topic.held_out,  # example pages (or train hosts): never scored
+            "held_out_relevant": topic.held_out_relevant,
             "budget": config.budget,
             "runs": config.runs,
             "seeds_per_run": config.seeds_per_run,

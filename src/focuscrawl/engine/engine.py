@@ -161,7 +161,8 @@ class CrawlEngine:
         if final_url != url:
             duplicate = final_url in self.fetched
             if not duplicate:
-                self._mark_fetched(final_url, domain_of(final_url))
+                # A redirect's target joins the closure; the fetch was counted once, against the host asked.
+                self._mark_fetched(final_url, domain_of(final_url), counts=False)
 
         relevance = 0.0
         if page.ok and not duplicate and (page.text or page.title):
@@ -218,11 +219,11 @@ class CrawlEngine:
 
     # -- checkpoints -----------------------------------------------------------------------------
     def snapshot(self) -> bytes:
-        """The crawl state and the policy, pickled; the context's topic and classifier by reference only.
+        """The crawl state and the policy, pickled; the run's inputs by reference only.
 
-        Those two are the run's inputs, rebuilt identically on resume (and the classifier may be a large
-        model), so a checkpoint names them instead of copying them. Raises what pickle raises for a policy
-        that breaks the contract by being unpicklable.
+        The context's topic and classifier (and an oracle's judge) are rebuilt identically on resume, and may
+        be large or hold open files, so a checkpoint names them instead of copying them. Raises what pickle
+        raises for a policy that breaks the contract by being unpicklable.
         """
         assert self.context is not None, "start() first"
         buffer = io.BytesIO()
@@ -240,7 +241,7 @@ class CrawlEngine:
     def _shared_inputs(self) -> list[object]:
         context = self.context
         assert context is not None
-        return [context.topic, context.classifier, self.classifier]
+        return [context.topic, context.classifier, self.classifier, self.judge]
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def _discover(self, url: str, parent: str | None, host: str) -> None:
@@ -250,16 +251,18 @@ class CrawlEngine:
             self.pending_per_host[host] += 1
             self.frontier_size += 1
 
-    def _mark_fetched(self, url: str, host: str) -> None:
+    def _mark_fetched(self, url: str, host: str, counts: bool = True) -> None:
+        """``url`` joins the closure; ``counts``: it was a fetch attempt, which the per-domain cap counts."""
         if url in self.fetched:
             return
         self.fetched.add(url)
         if url in self.parent and host not in self.capped_hosts and self.pending_per_host[host] > 0:
             self.pending_per_host[host] -= 1
             self.frontier_size -= 1
-        self.fetches_per_host[host] += 1
-        if self.fetches_per_host[host] >= self._limit:
-            self._cap_host(host)
+        if counts:
+            self.fetches_per_host[host] += 1
+            if self.fetches_per_host[host] >= self._limit:
+                self._cap_host(host)
 
     def _cap_host(self, host: str) -> None:
         if host in self.capped_hosts:
@@ -301,7 +304,7 @@ class _InputsPickler(pickle.Pickler):
 
     def __init__(self, file, inputs: list[object]):
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self._ids = {id(obj): i for i, obj in enumerate(inputs)}
+        self._ids = {id(obj): i for i, obj in enumerate(inputs) if obj is not None}
 
     def persistent_id(self, obj):
         return self._ids.get(id(obj))

@@ -14,8 +14,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from focuscrawl.types import Link, Page
 from focuscrawl.urls import domain_of
+from focuscrawl.web.graph import LinkGraph
 from focuscrawl.web.html import clean_text
 
 FORMAT_VERSION = 1
@@ -154,6 +157,24 @@ class OfflineWeb:
         Only scoring code and the oracle baseline may call this; agents never see labels.
         """
         return dict(self._db.execute("SELECT url, labels FROM pages WHERE labels != ''"))
+
+    def link_graph(self) -> LinkGraph:
+        """Every stored URL and every link between them (a redirect links to its target), for ground-truth
+        distances. Not for agents: it is the whole web, which a crawler only learns by crawling."""
+        urls: list[str] = []
+        row_of: dict[int, int] = {}
+        redirects: list[tuple[int, str]] = []
+        for page_id, url, status, location in self._db.execute(
+                "SELECT id, url, status, location FROM pages ORDER BY id"):
+            row_of[page_id] = len(urls)
+            urls.append(url)
+            if 300 <= status < 400 and location:
+                redirects.append((page_id, location))
+        pairs = [(row_of[s], row_of[d]) for s, d in self._db.execute("SELECT src, dst FROM links")]
+        index = {url: i for i, url in enumerate(urls)}
+        pairs += [(row_of[page_id], index[location]) for page_id, location in redirects if location in index]
+        edges = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        return LinkGraph(urls, edges[:, 0], edges[:, 1])
 
     def texts(self, urls: Iterable[str]) -> list[str]:
         out = []

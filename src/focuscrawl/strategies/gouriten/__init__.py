@@ -37,7 +37,7 @@ Registered as the strategy ``gouriten`` (options below; default estimator ``fl-n
 ``g-oracle-b{2,8,32,128}``, ``g-oracle-ag-...``  and its presets with batches and altered greedy: Sec.
                        6's experiments exactly as the paper runs them. They read ground truth
                        (``needs_ground_truth``) and are reference points, not crawlers. ``g-oracle``
-                       crawls as the ``oracle`` baseline does.
+                       crawls as the ``greedy-oracle`` baseline does.
 =====================  ==========================================================================
 
 Every knob is a strategy option (see ``GouritenPolicy``), settable on any preset too.

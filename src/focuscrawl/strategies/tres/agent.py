@@ -26,7 +26,9 @@ Choices where the papers leave room (documented here; the numeric ones are const
   representative (so it is a Tree-Random step, not a uniformly random frontier URL).
 - Defaults: gamma 0.3 (the paper's own example of a suitably myopic agent, 2.7.3), Adam lr 1e-3, batch 64,
   one update per step, target sync every 100 steps, replay 20,000, hidden layers 30 and 15 (authors' code),
-  tree depth <= 18 and >= 5 experience samples per child (authors' code).
+  tree depth <= 18 and >= 5 experience samples in a leaf to split it, no per-child minimum (authors'
+  code). The authors' code also uses gamma 0.99, a target sync every 500 steps and a warm-up of a few
+  hundred random steps: the ``tres-paper`` preset.
 - Dead ends (non-200 pages) are ordinary experience with reward 0.
 - ``anchor_prob`` (default ``anchor_model="reward+tfidf"``): the mean of the reward classifier's probability
   (the arXiv paper's KwBiLSTM) and a TF-IDF + logistic-regression model's, both trained on the topic's
@@ -79,7 +81,7 @@ class TresPolicy(Policy):
                  gamma: float = 0.3, batch_size: int = 64, target_sync: int = 100, replay_size: int = 20_000,
                  train_every: int = 1, hidden1: int = 30, hidden2: int = 15, max_next: int = 64,
                  explore_steps: int = 30, eps_start: float = 0.1, eps_end: float = 0.01, eps_decay_steps: int = 300,
-                 max_depth: int = 18, min_samples_leaf: int = 5, min_gain: float = 0.0,
+                 max_depth: int = 18, min_samples_split: int = 5, min_samples_leaf: int = 1, min_gain: float = 0.0,
                  anchor_model: str = "reward+tfidf", parent_feature: str = "reward"):
         if selector not in SELECTORS:
             raise ValueError(f"selector must be one of {', '.join(SELECTORS)}, got {selector!r}")
@@ -94,7 +96,8 @@ class TresPolicy(Policy):
                                  hidden2=hidden2, max_next=max_next)
         self.explore_steps, self.eps_start, self.eps_end = explore_steps, eps_start, eps_end
         self.eps_decay_steps = eps_decay_steps
-        self.max_depth, self.min_samples_leaf, self.min_gain = max_depth, min_samples_leaf, min_gain
+        self.max_depth, self.min_samples_split, self.min_gain = max_depth, min_samples_split, min_gain
+        self.min_samples_leaf = min_samples_leaf
 
     # -- Algorithm 4, lines 1-9 -----------------------------------------------------------------
     def reset(self, context: CrawlContext) -> None:
@@ -107,6 +110,7 @@ class TresPolicy(Policy):
                                        classifiers=anchor_classifiers(context, self.anchor_groups))
         self.frontier = TreeFrontier(self.features.n_features, np.random.default_rng([context.seed, 2]),
                                      max_depth=self.max_depth if self.selector.tree else 0,
+                                     min_samples_split=self.min_samples_split,
                                      min_samples_leaf=self.min_samples_leaf, min_gain=self.min_gain)
         self.ddqn = DDQN(self.features.n_features, self.config, context.seed) if self.selector.learns else None
         self.hub_cache: dict[str, tuple[float, float]] = {}
