@@ -15,6 +15,7 @@ To add a family, add its module here; to try a policy without touching the packa
 
 from __future__ import annotations
 
+import focuscrawl.strategies.adaptive
 import focuscrawl.strategies.baselines
 import focuscrawl.strategies.best_first
 import focuscrawl.strategies.gouriten

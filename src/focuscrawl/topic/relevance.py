@@ -129,7 +129,10 @@ def _fast_word_ngrams(vectorizer: TfidfVectorizer):
         tokens = [t for t in find_tokens(text.lower()) if t not in stop]
         terms = list(tokens) if min_n == 1 else []
         for n in range(max(min_n, 2), max_n + 1):
-            terms.extend(" ".join(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+            if n == 2:  # the common case, without a slice and a join per pair
+                terms.extend([a + " " + b for a, b in zip(tokens, tokens[1:])])
+            else:
+                terms.extend(" ".join(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
         return terms
 
     return analyze

@@ -1,0 +1,333 @@
+"""``adaptive``: a crawler that learns, on the web it is crawling, which evidence to trust.
+
+Every frontier URL carries the evidence that some strategy of the literature relies on alone:
+
+    fl-deg, fl-n,    its crawled parents: how many, the sum of their relevance, of their links' context
+    fl-e, fl-ne      relevance, and of the two multiplied; each log-smoothed (Gouriten et al.'s first
+                     level, which their lr-fl and bandits use)
+    sl-n, sl-e,      the same sums over its parents' crawled children: are its parents hubs of relevant
+    sl-ne            pages? (Gouriten et al.'s second level, lr-sl)
+    parent           the best relevance among its parents (best-first, ACHE)
+    anchor           the best relevance of the context of a link to it (TRES's anchor feature)
+    words            tf-idf similarity of its URL words and anchor to the topic (Han et al.)
+    links            an online logistic model of URL and anchor words, trained on the crawl's own pages
+                     (ACHE's link classifier)
+    path             1 for a link from a relevant page, halved by each irrelevant page since (TRES, Han)
+    site             how often pages of its host were relevant so far (TRES's domain features)
+
+Which of them predicts relevance differs from web to web, and no single strategy wins everywhere
+(docs/results.md). So the policy fits, online, a linear model of the fetched pages' relevance (the
+agent's classifier's probability) on all of it: recursive least squares, starting from a prior that
+weighs the evidence as ``prior`` says (by default, best-first's parent-and-anchor blend), and fetches
+the frontier URL with the highest prediction. With probability ``explore`` it follows one piece of
+evidence alone (the best URL by it), so that the model also learns what the evidence it does not trust
+yet would have found.
+
+Each selection says why: its predicted relevance as ``score`` and the evidence that contributed most as
+``reason`` ("predicted 0.82: sl-ne 0.91, parent 0.75").
+
+Costs. The crawled graph and its neighbourhood sums are Gouriten et al.'s (``gouriten.graph``),
+maintained incrementally; the other evidence is computed once per link (one classifier call and one
+similarity pass per page for all its links) and updated for the frontier URLs a page links to again.
+The ranking is ``gouriten.ranking``'s lazily invalidated heap over predictions, updated for the URLs
+whose evidence changed; the whole frontier is re-predicted (new weights, new link model, new site
+records) every ``rerank_every`` selections, and more rarely on large frontiers, one numpy pass each.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+import numpy as np
+
+from focuscrawl.policy import CrawlContext, Policy
+from focuscrawl.strategies.gouriten.graph import CRAWLED, FRONTIER, CrawlGraph
+from focuscrawl.strategies.gouriten.ranking import Ranking
+from focuscrawl.strategies.gouriten.scoring import anchor_windows
+from focuscrawl.strategies.registry import StrategySpec, register
+from focuscrawl.topic.similarity import TopicSimilarity
+from focuscrawl.topic.text import terms, url_text
+from focuscrawl.types import Observation, Selection
+from focuscrawl.urls import domain_of, normalize_url
+
+GRAPH = ("fl-deg", "fl-n", "fl-e", "fl-ne", "sl-n", "sl-e", "sl-ne")  # gouriten.graph's feature columns
+OWN = ("parent", "anchor", "words", "links", "path")
+EVIDENCE = GRAPH + OWN + ("site",)
+HASH_BITS = 18
+WINDOW = 100  # characters of page text around a link: its context, as Gouriten et al.'s alpha
+RERANK_URLS_PER_STEP = 2000
+
+
+def hashed_words(url: str, anchor: str) -> np.ndarray:
+    """The link model's features: URL words and anchor words, kept apart, hashed (deterministically: Python's
+    own string hash changes from process to process)."""
+    mask = (1 << HASH_BITS) - 1
+    words = [f"u {t}" for t in terms(url_text(url))] + [f"a {t}" for t in terms(anchor)]
+    return np.array(sorted({zlib.crc32(w.encode()) & mask for w in words}), dtype=np.int32)
+
+
+class OnlineLeastSquares:
+    """Recursive least squares with a prior: the exact ridge solution around ``prior`` after every sample,
+    samples weighted by ``forget`` per newer sample (1: all alike)."""
+
+    def __init__(self, prior: np.ndarray, strength: float, forget: float = 1.0):
+        self.w = prior.astype(np.float64).copy()
+        self.P = np.eye(len(prior)) / strength
+        self.forget = forget
+
+    def learn(self, x: np.ndarray, y: float) -> None:
+        px = self.P @ x
+        gain = px / (self.forget + x @ px)
+        self.w += gain * (y - self.w @ x)
+        self.P = (self.P - np.outer(gain, px)) / self.forget
+
+
+class OnlineLogistic:
+    """Logistic regression on hashed binary features by stochastic gradient descent, one example at a time."""
+
+    def __init__(self, learning_rate: float = 0.2, l2: float = 1e-4):
+        self.w = np.zeros(1 << HASH_BITS)
+        self.bias = 0.0
+        self.learning_rate, self.l2 = learning_rate, l2
+        self.trained = 0
+
+    def predict(self, features: np.ndarray) -> float:
+        z = self.bias + float(self.w[features].sum())
+        return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+
+    def learn(self, features: np.ndarray, label: float) -> None:
+        error = self.predict(features) - label
+        self.w[features] -= self.learning_rate * (error + self.l2 * self.w[features])
+        self.bias -= self.learning_rate * error
+        self.trained += 1
+
+
+class AdaptivePolicy(Policy):
+    def __init__(self, *, explore: float = 0.05, prior: dict[str, float] | None = None, prior_strength: float = 10.0,
+                 rerank_every: int = 10, keep: int = 512, site_prior: float = 2.0, window: int = WINDOW,
+                 forget: float = 1.0):
+        weights = {"parent": 0.5, "anchor": 0.3} if prior is None else dict(prior)
+        unknown = set(weights) - set(EVIDENCE) - {"bias"}
+        if unknown:
+            raise ValueError(f"prior names unknown evidence {', '.join(sorted(unknown))}; known: {', '.join(EVIDENCE)}")
+        self.prior = np.array([weights.get(name, 0.0) for name in EVIDENCE] + [weights.get("bias", 0.0)])
+        self.explore, self.prior_strength, self.site_prior = explore, prior_strength, site_prior
+        self.rerank_every, self.keep, self.window, self.forget = rerank_every, keep, window, forget
+
+    # -- setup ---------------------------------------------------------------------------------------
+    def reset(self, context: CrawlContext) -> None:
+        topic = context.topic
+        self.classifier = context.classifier
+        self.similarity = TopicSimilarity(topic.example_texts, topic.example_labels, topic.keywords)
+        self.rng = context.rng("adaptive")
+        self.model = OnlineLeastSquares(self.prior, self.prior_strength, self.forget)
+        self.link_model = OnlineLogistic()
+        self.graph = CrawlGraph(second_level=True)
+        self.own = np.zeros((self.graph.capacity, len(OWN)))  # columns OWN, one row per known URL
+        self.host = np.zeros(self.graph.capacity, dtype=np.int64)
+        self.words_at = np.zeros((self.graph.capacity, 2), dtype=np.int64)  # (start, length) in words_pool
+        self.words_pool = np.zeros(1 << 16, dtype=np.int32)
+        self.words_end = 0
+        self.host_ids: dict[str, int] = {}
+        self.host_fetched = np.zeros(64)
+        self.host_relevant = np.zeros(64)
+        self.fetched_total = self.relevant_total = 0
+        self.ranking = Ranking(self.graph, self._predict, self.keep)
+        self.anchor_cache: dict[str, float] = {}
+        self.since_rerank = 0
+        hosts = [domain_of(u) for u in context.seeds]
+        seeds, _ = self.graph.intern(context.seeds, hosts)
+        self.graph.depth[seeds] = 0
+        for i, url, host in zip(seeds.tolist(), context.seeds, hosts):
+            self._first_seen(i, host, hashed_words(url, ""), (1.0, 1.0, 1.0, 0.5, 1.0))
+        self.ranking.update(seeds)
+
+    # -- evidence --------------------------------------------------------------------------------------
+    def _first_seen(self, i: int, host: str, words: np.ndarray, own: tuple[float, ...]) -> None:
+        """Evidence of a URL seen for the first time: its host, its hashed words for the link model, and
+        ``own``, the OWN columns."""
+        if i >= len(self.own):
+            grow = max(self.graph.capacity, i + 1) - len(self.own)
+            self.own = np.concatenate([self.own, np.zeros((grow, len(OWN)))])
+            self.host = np.concatenate([self.host, np.zeros(grow, dtype=np.int64)])
+            self.words_at = np.concatenate([self.words_at, np.zeros((grow, 2), dtype=np.int64)])
+        self.own[i] = own
+        self.host[i] = self._host_id(host)
+        while self.words_end + len(words) > len(self.words_pool):
+            self.words_pool = np.concatenate([self.words_pool, np.zeros_like(self.words_pool)])
+        self.words_pool[self.words_end:self.words_end + len(words)] = words
+        self.words_at[i] = (self.words_end, len(words))
+        self.words_end += len(words)
+
+    def _words(self, i: int) -> np.ndarray:
+        start, length = self.words_at[i]
+        return self.words_pool[start:start + length]
+
+    def _host_id(self, host: str) -> int:
+        hid = self.host_ids.get(host)
+        if hid is None:
+            hid = self.host_ids[host] = len(self.host_ids)
+            if hid == len(self.host_fetched):
+                self.host_fetched = np.concatenate([self.host_fetched, np.zeros_like(self.host_fetched)])
+                self.host_relevant = np.concatenate([self.host_relevant, np.zeros_like(self.host_relevant)])
+        return hid
+
+    def _site(self, hosts: np.ndarray) -> np.ndarray:
+        """How often a host's pages were relevant, shrunk towards the crawl's mean by ``site_prior``
+        pseudo-fetches (an unseen host gets the mean)."""
+        mean = (self.relevant_total + 1.0) / (self.fetched_total + 2.0)
+        return (self.host_relevant[hosts] + self.site_prior * mean) / (self.host_fetched[hosts] + self.site_prior)
+
+    def _column(self, ids: np.ndarray, column: int) -> np.ndarray:
+        """One piece of evidence for each URL of ``ids``."""
+        if column < len(GRAPH):
+            return self.graph.features[ids, column]
+        if column < len(GRAPH) + len(OWN):
+            return self.own[ids, column - len(GRAPH)]
+        return self._site(self.host[ids])
+
+    def _evidence(self, ids: np.ndarray) -> np.ndarray:
+        """The evidence of each URL, in EVIDENCE order: one row per id."""
+        return np.column_stack([self.graph.features[ids], self.own[ids], self._site(self.host[ids])])
+
+    def _predict(self, ids: np.ndarray) -> np.ndarray:
+        w = self.model.w
+        return self._evidence(ids) @ w[:-1] + w[-1]
+
+    def _refresh_link_model(self, ids: np.ndarray) -> None:
+        """The link model's current probability for every URL of ``ids`` (one gather over their words)."""
+        starts, lengths = self.words_at[ids, 0], self.words_at[ids, 1]
+        total = int(lengths.sum())
+        sums = np.zeros(len(ids))
+        if total:
+            offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
+            weights = self.link_model.w[self.words_pool[offsets]]
+            owner = np.repeat(np.arange(len(ids)), lengths)
+            sums = np.bincount(owner, weights=weights, minlength=len(ids))
+        self.own[ids, OWN.index("links")] = 1.0 / (1.0 + np.exp(-(sums + self.link_model.bias)))
+
+    def _rerank(self) -> None:
+        self.since_rerank = 0
+        frontier = self.graph.frontier()
+        if self.link_model.trained and len(frontier):
+            self._refresh_link_model(frontier)
+        self.ranking.rebuild()
+
+    # -- the policy ------------------------------------------------------------------------------------
+    def select(self) -> Selection | None:
+        graph = self.graph
+        if graph.n_front == 0:
+            return None
+        self.since_rerank += 1
+        # A re-rank is O(frontier): spaced out on large frontiers so that it costs ~0.2 ms per step amortised.
+        if self.since_rerank >= max(self.rerank_every, graph.n_front // RERANK_URLS_PER_STEP):
+            self._rerank()
+        if self.rng.random() < self.explore:
+            column = self.rng.randrange(len(EVIDENCE))
+            frontier = graph.frontier()
+            values = self._column(frontier, column)
+            best = int(np.argmax(values))
+            i = int(frontier[best])
+            score, reason = None, f"exploring: best by {EVIDENCE[column]} alone ({float(values[best]):.2f})"
+        else:
+            best = self.ranking.best()
+            if best is None:
+                return None
+            i = best
+            score = float(self.ranking.value[i])
+            reason = self._explain(i, score)
+        graph.take(i)
+        # memo: the evidence at selection time, what the model learns from once the page is scored
+        return Selection(graph.urls[i], score, reason, memo=np.append(self._evidence(np.array([i]))[0], 1.0))
+
+    def _explain(self, i: int, score: float) -> str:
+        x = self._evidence(np.array([i]))[0]
+        contributions = self.model.w[:-1] * x
+        top = np.argsort(-contributions, kind="stable")[:2]
+        return f"predicted {score:.2f}: " + ", ".join(f"{EVIDENCE[k]} {x[k]:.2f}" for k in top)
+
+    def observe(self, observation: Observation) -> None:
+        graph = self.graph
+        page = observation.page
+        relevance = float(observation.relevance)
+        relevant = observation.reward > 0
+        w = graph.ids.get(observation.url)
+        if w is None:  # not ours (cannot happen with the engine); record it as a seed would be
+            host = domain_of(observation.url)
+            w = int(graph.intern([observation.url], [host])[0][0])
+            self._first_seen(w, host, hashed_words(observation.url, ""), (1.0, 1.0, 1.0, 0.5, 1.0))
+        if observation.selection.memo is not None:
+            self.model.learn(observation.selection.memo, relevance)
+            self.link_model.learn(self._words(w), float(relevant))
+        hid = int(self.host[w])
+        self.host_fetched[hid] += 1
+        self.host_relevant[hid] += relevant
+        self.fetched_total += 1
+        self.relevant_total += int(relevant)
+        # a relevant page's links are one link from it; each irrelevant page on the way halves that
+        path = 1.0 if relevant else 0.5 * float(self.own[w, OWN.index("path")])
+
+        links = observation.links
+        kids, new = graph.intern([link.url for link in links], [link.host for link in links])
+        crawled_kids, crawled_anchors = self._crawled_targets(observation, kids)
+        anchors = [link.anchor for link in links]
+        alpha = self._context_relevance(page.text, anchors + crawled_anchors)
+        words = (self.similarity.links([f"{url_text(link.url)} {link.anchor}" for link in links])[:, 0]
+                 if links else np.zeros(0))
+        for k, (link, i, is_new) in enumerate(zip(links, kids.tolist(), new.tolist())):
+            if is_new:
+                hashed = hashed_words(link.url, link.anchor)
+                link_prob = self.link_model.predict(hashed) if self.link_model.trained else 0.5
+                self._first_seen(i, link.host, hashed, (relevance, alpha[k], words[k], link_prob, path))
+            elif graph.state[i] == FRONTIER:
+                row = self.own[i]
+                row[0] = max(row[0], relevance)
+                row[1] = max(row[1], alpha[k])
+                row[2] = max(row[2], words[k])
+                row[4] = max(row[4], path)
+        changed = graph.crawl(w, relevance, kids, alpha[:len(kids)], crawled_kids, alpha[len(kids):])
+        touched = np.union1d(changed, kids[graph.state[kids] == FRONTIER])
+        self.ranking.update(touched)
+
+    def _context_relevance(self, text: str, anchors: list[str]) -> np.ndarray:
+        """The classifier's probability on each link's context: ``window`` characters of text around its
+        anchor, or (``window=0``) the anchor alone, whose answers repeat and are kept."""
+        if not anchors:
+            return np.zeros(0)
+        if self.window > 0:
+            return np.asarray(self.classifier.predict_proba(anchor_windows(text, anchors, self.window)), dtype=float)
+        cache = self.anchor_cache
+        missing = [a for a in dict.fromkeys(anchors) if a not in cache]
+        if missing:
+            cache.update(zip(missing, np.asarray(self.classifier.predict_proba(missing), dtype=float).tolist()))
+        return np.array([cache[a] for a in anchors])
+
+    def _crawled_targets(self, observation: Observation, kids: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """Links of the page to pages crawled already (not in ``observation.links``): the second-level sums
+        need them."""
+        graph, known = self.graph, set(kids.tolist())
+        ids, anchors = [], []
+        w = graph.ids[observation.url]
+        for link in observation.page.outlinks:
+            i = graph.ids.get(link.url)
+            if i is None:
+                url = normalize_url(link.url)
+                i = graph.ids.get(url) if url else None
+            if i is None or i == w or i in known or graph.state[i] != CRAWLED:
+                continue
+            known.add(i)
+            ids.append(i)
+            anchors.append(link.anchor)
+        return np.asarray(ids, np.int64), anchors
+
+    def on_host_capped(self, host: str) -> None:
+        self.graph.drop_host(host)
+
+    def diagnostics(self) -> dict[str, float]:
+        return {f"w_{name}": float(w) for name, w in zip([*EVIDENCE, "bias"], self.model.w)}
+
+
+register(StrategySpec("adaptive", "learns online which evidence to trust (Gouriten's neighbourhood sums, parent and "
+                                  "anchor relevance, Han's topic words, a link model, path, site): the default",
+                      AdaptivePolicy))

@@ -1,0 +1,94 @@
+"""adaptive: its learners are the textbook ones, its evidence is what the docstring says, it explains itself."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import crawl_tiny
+
+from focuscrawl.policy import CrawlContext
+from focuscrawl.strategies import make_policy
+from focuscrawl.strategies.adaptive import EVIDENCE, OWN, OnlineLeastSquares, OnlineLogistic, hashed_words
+from focuscrawl.types import Link, Observation, Outlink, Page, TopicInputs
+
+
+def test_online_least_squares_is_the_ridge_solution_around_its_prior():
+    rng = np.random.default_rng(0)
+    X, prior = rng.normal(size=(40, 4)), np.array([0.5, 0.0, -0.2, 0.1])
+    y = X @ np.array([1.0, -1.0, 0.5, 0.0]) + 0.1 * rng.normal(size=40)
+    model = OnlineLeastSquares(prior, strength=3.0)
+    for x, target in zip(X, y):
+        model.learn(x, target)
+    # argmin |y - Xw|^2 + 3 |w - prior|^2
+    expected = np.linalg.solve(X.T @ X + 3.0 * np.eye(4), X.T @ y + 3.0 * prior)
+    assert model.w == pytest.approx(expected, abs=1e-8)
+    # with forgetting, old samples weigh less: the fit follows a change of regime
+    drifting = OnlineLeastSquares(np.zeros(1), strength=1.0, forget=0.9)
+    for target in [0.0] * 50 + [1.0] * 30:
+        drifting.learn(np.ones(1), target)
+    assert drifting.w[0] > 0.95
+
+
+def test_online_logistic_learns_which_words_lead_to_relevant_pages():
+    model = OnlineLogistic()
+    good, bad = hashed_words("http://a.test/birds/owl", "owl"), hashed_words("http://a.test/trains/x", "engine")
+    assert hashed_words("http://a.test/birds/owl", "owl").tolist() == good.tolist(), "deterministic hashing"
+    for _ in range(30):
+        model.learn(good, 1.0)
+        model.learn(bad, 0.0)
+    assert model.predict(good) > 0.9 > 0.1 > model.predict(bad)
+
+
+class Quarter:
+    """A classifier that says 0.25 to everything."""
+
+    def fit(self, texts, labels):
+        return self
+
+    def predict_proba(self, texts):
+        return np.full(len(texts), 0.25)
+
+
+def _observe(policy, selection, relevance, links, text=""):
+    page = Page(selection.url, selection.url, 200, "text/html", "", text, [Link(u, a) for u, a in links])
+    policy.observe(Observation(0, selection, page, relevance, float(relevance >= 0.5),
+                               [Outlink(u, a, "h.test", True) for u, a in links]))
+
+
+def test_evidence_of_a_url_follows_its_parents():
+    topic = TopicInputs("birds", ["bird"], ["bird nest", "train station"], [1, 0])
+    policy = make_policy("adaptive", explore=0.0, window=0)
+    policy.reset(CrawlContext(topic=topic, classifier=Quarter(), seeds=["http://h.test/s"], budget=10, seed=0))
+    seed = policy.select()
+    assert seed.url == "http://h.test/s" and seed.reason.startswith("predicted")
+    _observe(policy, seed, 0.9, [("http://h.test/a", "bird"), ("http://h.test/b", "train")])
+    a = policy.graph.ids["http://h.test/a"]
+    evidence = dict(zip(EVIDENCE, policy._evidence(np.array([a]))[0]))
+    assert evidence["parent"] == pytest.approx(0.9) and evidence["anchor"] == pytest.approx(0.25)
+    assert evidence["path"] == 1.0, "a link from a relevant page"
+    assert evidence["fl-deg"] == pytest.approx(np.log1p(1.0)) and evidence["fl-n"] == pytest.approx(np.log1p(0.9))
+    # a second, irrelevant parent: the best parent stays, the sums grow, the path halves below it
+    chosen = policy.select()
+    other = "http://h.test/a" if chosen.url == "http://h.test/b" else "http://h.test/b"
+    _observe(policy, chosen, 0.1, [(other, "bird again"), ("http://h.test/c", "x")])
+    i, c = policy.graph.ids[other], policy.graph.ids["http://h.test/c"]
+    rows = dict(zip(EVIDENCE, policy._evidence(np.array([i]))[0])), dict(zip(EVIDENCE, policy._evidence(
+        np.array([c]))[0]))
+    assert rows[0]["parent"] == pytest.approx(0.9) and rows[0]["fl-deg"] == pytest.approx(np.log1p(2.0))
+    assert rows[1]["path"] == pytest.approx(0.5) and rows[1]["parent"] == pytest.approx(0.1)
+    assert set(OWN) < set(EVIDENCE) and len(policy.model.w) == len(EVIDENCE) + 1
+
+
+def test_it_learns_from_every_page_and_says_why(tiny_web):
+    policy, events = crawl_tiny(tiny_web, "adaptive", budget=30)
+    assert policy.model.w.tolist() != policy.prior.tolist(), "the weights moved with what the crawl found"
+    assert policy.link_model.trained == len(events)
+    reasons = [e.reason for e in events]
+    assert all(r.startswith(("predicted", "exploring: best by")) for r in reasons)
+    assert any(e.score is not None for e in events)
+    assert set(policy.diagnostics()) == {f"w_{name}" for name in [*EVIDENCE, "bias"]}
+
+
+def test_bad_options_fail_early():
+    with pytest.raises(ValueError, match="unknown evidence"):
+        make_policy("adaptive", prior={"magic": 1.0})
