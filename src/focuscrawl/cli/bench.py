@@ -3,17 +3,32 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from pydantic import ValidationError
 from rich.table import Table
 
 from focuscrawl.bench.global_score import parse_targets, run_global, sortable_score
 from focuscrawl.bench.policy_speed import run_policy_bench, web_anchors
 from focuscrawl.bench.runner import run_benchmark
+from focuscrawl.bench.suite import (
+    QUICK_LABEL,
+    QUICK_SETTINGS,
+    TABLE_HEADERS,
+    SuiteError,
+    find_suite,
+    load_suite,
+    plan_rows,
+    run_suite,
+    table_cells,
+    table_title,
+)
 from focuscrawl.builder import check_strategies
-from focuscrawl.cli.common import console, fail, out, run
+from focuscrawl.cli.common import console, describe_validation_error, fail, out, run
 from focuscrawl.config import BenchConfig, RunSettings, load_config
 from focuscrawl.strategies import PRESETS, STRATEGIES
 from focuscrawl.topic.models import RELEVANCE_MODELS
@@ -59,6 +74,43 @@ def _print_global(result: dict) -> None:
     out.print(table)
 
 
+def _print_suite(result: dict) -> None:
+    quick = f"  [{QUICK_LABEL}]" if result["quick"] else ""
+    for scope, table_data in result["tables"].items():
+        table = Table(title=f"suite {result['suite']}: {table_title(result, scope)}{quick}",
+                      caption=f"oracles, reported and never compared: {', '.join(result['oracles'])}")
+        for title in TABLE_HEADERS:
+            table.add_column(title, justify="left" if title == "strategy" else "right")
+        for cells in table_cells(table_data):
+            table.add_row(*cells)
+        out.print(table)
+    for item in result["above_oracle"]:
+        out.print(f"above the oracle: {item['row']}: {item['strategy']} {item['metric']} {item['value']:.3f}",
+                  highlight=False)
+
+
+def _bench_suite(name: str, given: dict, overrides: list[str], *, webs: Path, jobs: int | None, quick: bool,
+                 half: str | None, rows: str | None, rerun: bool, progress: Callable[[str], None] | None) -> None:
+    """``bench --suite``: every row of a suite (rows in parallel processes), then the suite tables."""
+    if jobs is not None and jobs < 1:
+        fail(f"--jobs must be at least 1, got {jobs}")
+    path = run(lambda: find_suite(name))
+    try:
+        suite = load_suite(path)
+    except ValidationError as exc:
+        fail(f"{path}: {describe_validation_error(exc)}")
+    except SuiteError as exc:
+        fail(str(exc))
+    out_dir = given.pop("out") or Path("bench-results") / f"suite-{suite.name}{'-quick' if quick else ''}"
+    planned = run(lambda: plan_rows(suite, webs=webs, out=out_dir, half=half, pattern=rows, quick=quick, given=given,
+                                    overrides=overrides))
+    result = run(lambda: run_suite(suite, planned, out_dir, jobs=jobs or os.cpu_count() or 1, quick=quick,
+                                   rerun=rerun, progress=progress))
+    _print_suite(result)
+    out.print(f"results in {out_dir}/ (suite.json, suite.md, suite.png, one folder per row in rows/)"
+              + (f"  [{QUICK_LABEL}]" if quick else ""))
+
+
 def bench_cmd(
     web: Annotated[Optional[str], typer.Option(help="offline web directory, or 'embedded' (with --global: "
                                                     "comma-separated)")] = None,
@@ -80,12 +132,31 @@ def bench_cmd(
                                                                     "classifiers train on")] = None,
     config: Annotated[Optional[Path], typer.Option("-c", "--config", help="YAML bench config")] = None,
     set_: SetOption = None,
+    suite: Annotated[Optional[str], typer.Option(
+        help="run a suite of topics: a packaged suite's name (dev) or a suite file; the other options and -s "
+             "apply to every row")] = None,
+    webs: Annotated[Path, typer.Option(help="with --suite: the folder holding the webs the suite names (a web "
+                                            "NAME is WEBS/NAME)")] = Path("webs"),
+    jobs: Annotated[Optional[int], typer.Option(help="with --suite: rows run at once, each in its own process "
+                                                     "(default: the number of CPUs)")] = None,
+    quick: Annotated[bool, typer.Option(help=f"with --suite: a cheap smoke run ({QUICK_SETTINGS['runs']} runs, budget "
+                                             f"{QUICK_SETTINGS['budget']}), labelled QUICK in every output")] = False,
+    half: Annotated[Optional[str], typer.Option(help="with --suite: only the rows of one half, tuning or "
+                                                     "held-out")] = None,
+    rows: Annotated[Optional[str], typer.Option(help="with --suite: only the rows whose name (web/topic ...) "
+                                                     "matches this regular expression")] = None,
+    rerun: Annotated[bool, typer.Option(help="with --suite: recompute rows whose folder already holds results "
+                                              "made with the same settings")] = False,
     quiet: bool = False,
 ) -> None:
-    """Run strategies K times on one topic and write summary.json, summary.md and harvest.png."""
+    """Run strategies K times on one topic and write summary.json, summary.md and harvest.png; or, with
+    --suite, every row of a suite and suite.json, suite.md and suite.png."""
     progress = None if quiet else console.print
     given = dict(web=web, topic=topic, strategies=strategy, budget=budget, runs=runs, max_per_domain=max_per_domain,
                  seed=seed, out=out_dir, examples_irrelevant=examples_irrelevant)
+    if suite is not None and (web or topic or config or global_score):
+        fail("--suite runs the suite's own webs and topics: drop --web, --topic, -c and --global (settings for "
+             "every row go in the suite's defaults, on the command line or in -s)")
     if global_score:
         settings = run(lambda: load_config(BenchConfig, config, set_ or (), **given))
         targets = run(lambda: parse_targets(settings.web, settings.topic, seeds_per_run or str(settings.seeds_per_run)))
@@ -95,6 +166,10 @@ def bench_cmd(
         return
     if seeds_per_run is not None and not seeds_per_run.strip().isdigit():
         fail(f"--seeds-per-run must be a positive integer, got {seeds_per_run!r}")
+    if suite is not None:
+        _bench_suite(suite, {**given, "seeds_per_run": seeds_per_run}, set_ or [], webs=webs, jobs=jobs, quick=quick,
+                     half=half, rows=rows, rerun=rerun, progress=progress)
+        return
     settings = run(lambda: load_config(BenchConfig, config, set_ or (), seeds_per_run=seeds_per_run, **given))
     summary = run(lambda: run_benchmark(settings, progress))
     _print_summary(summary)

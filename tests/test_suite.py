@@ -1,0 +1,152 @@
+"""``focuscrawl bench --suite``: a suite of topics through the command line, its reuse of finished rows, the
+bootstrap rule that decides wins, the packaged development suite, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from focuscrawl.bench.suite import (
+    SUITES_DIR,
+    SuiteError,
+    compare,
+    find_suite,
+    load_suite,
+    paired_bootstrap,
+    plan_rows,
+)
+from focuscrawl.cli.main import app
+
+SUITE = """\
+name: mini
+description: two topics of the embedded web
+webs: [embedded]
+strategies: [bfs, random]
+defaults: {budget: 40, runs: 2, examples_irrelevant: 20}
+rows:
+  - {web: embedded, topic: subject.Science.Biology, half: tuning}
+  - {web: embedded, topic: subject.Everyday_life.Food_and_agriculture, half: held-out}
+"""
+
+
+def write_suite(tmp_path: Path, text: str = SUITE) -> Path:
+    path = tmp_path / "suite.yml"
+    path.write_text(text)
+    return path
+
+
+def test_a_suite_runs_through_the_cli_and_a_second_run_reuses_its_rows(tmp_path):
+    suite, out = write_suite(tmp_path), tmp_path / "out"
+    command = ["bench", "--suite", str(suite), "--jobs", "2", "--out", str(out), "--quiet"]
+    runner = CliRunner()
+    result = runner.invoke(app, command)
+    assert result.exit_code == 0, result.output
+    assert "All rows" in result.output and "Held-out half" in result.output
+    for name in ("suite.json", "suite.md", "suite.png"):
+        assert (out / name).stat().st_size > 0
+    data = json.loads((out / "suite.json").read_text())
+    assert data["strategies"] == ["oracle", "bfs", "random"] and data["oracles"] == ["oracle"]
+    assert [row["half"] for row in data["rows"]] == ["tuning", "held-out"]
+    assert set(data["tables"]) == {"all", "tuning", "held-out"}
+    for row in data["rows"]:
+        assert (out / row["folder"] / "summary.json").exists() and not row["reused"]
+        assert row["vs_baseline"] == {}  # best-first did not run: nothing to compare against
+        for entry in row["strategies"]:
+            assert len(entry["auc_ratios"]) == len(entry["oracle_ratios"]) == len(entry["relevant_domains"]) == 2
+    table = {entry["strategy"]: entry for entry in data["tables"]["all"]["strategies"]}
+    assert table["oracle"]["auc_median"] == 1.0 and table["oracle"]["vs_best"] is None
+    assert table["bfs"]["vs_best"]["reference"] == "random" and table["random"]["vs_best"]["reference"] == "bfs"
+    assert sum(table["bfs"]["vs_best"][k] for k in ("win", "tie", "loss")) == 2
+    assert table["bfs"]["auc_min"] == min(row["strategies"][1]["auc_ratio_mean"] for row in data["rows"])
+    markdown = (out / "suite.md").read_text()
+    assert "## Tuning half: 1 row" in markdown and "rows/embedded_subject.Science.Biology/summary.md" in markdown
+
+    summary = out / data["rows"][0]["folder"] / "summary.json"
+    written = summary.stat().st_mtime_ns
+    again = runner.invoke(app, command)
+    assert again.exit_code == 0, again.output
+    reran = json.loads((out / "suite.json").read_text())
+    assert all(row["reused"] for row in reran["rows"]) and summary.stat().st_mtime_ns == written
+    assert reran["tables"] == data["tables"]
+
+    # Other settings are another row's results: recomputed, not reused.
+    changed = runner.invoke(app, [*command, "--rows", "Biology", "-s", "budget=30"])
+    assert changed.exit_code == 0, changed.output
+    row = json.loads((out / "suite.json").read_text())["rows"]
+    assert len(row) == 1 and not row[0]["reused"] and row[0]["budget"] == 30
+
+
+def test_row_settings_follow_the_usual_precedence(tmp_path):
+    suite = load_suite(write_suite(tmp_path, SUITE.replace("half: tuning}", "half: tuning, budget: 50}")))
+    biology, food = plan_rows(suite, webs=tmp_path, out=tmp_path / "out")
+    assert (biology.config.budget, food.config.budget, food.config.runs) == (50, 40, 2)
+    assert biology.config.out == tmp_path / "out" / "rows" / biology.row.slug
+    [quick] = plan_rows(suite, webs=tmp_path, out=tmp_path, half="held-out", quick=True)
+    assert (quick.config.runs, quick.config.budget) == (2, 300)
+    [row] = plan_rows(suite, webs=tmp_path, out=tmp_path, pattern="Biology", quick=True, given={"runs": 3},
+                      overrides=["budget=70", "options.bfs={}"])
+    assert (row.config.runs, row.config.budget, row.config.strategies) == (3, 70, ["bfs", "random"])
+
+
+def test_paired_bootstrap_wins_loses_and_ties_on_noise():
+    def outcome(a, b):
+        return paired_bootstrap(a, b, np.random.default_rng(0)).outcome
+
+    steady, lower = [0.80, 0.82, 0.79, 0.81, 0.80], [0.50, 0.52, 0.49, 0.51, 0.50]
+    assert outcome(steady, lower) == "win" and outcome(lower, steady) == "loss"
+    # A mean ahead by .06, but runs that disagree in sign: the noise could explain it.
+    noisy = [0.9, 0.3, 0.8, 0.2, 0.6]
+    assert outcome(noisy, [0.5] * 5) == "tie"
+    assert outcome([0.9], [0.1]) == "tie"  # one run: no estimate of the noise
+    diff = paired_bootstrap(noisy, [0.5] * 5, np.random.default_rng(0))
+    assert diff.low < 0 < diff.high and diff.mean == pytest.approx(0.06)
+    assert paired_bootstrap(noisy, [0.5] * 5, np.random.default_rng(0)) == diff, "same seed, same interval"
+
+    row = {"seed": 0, "slug": "web-topic", "strategies": [{"strategy": "a", "auc_ratios": noisy},
+                                                          {"strategy": "b", "auc_ratios": steady}]}
+    ab, ba = compare(row, "a", "b"), compare(row, "b", "a")
+    assert (ab.low, ab.high) == pytest.approx((-ba.high, -ba.low)), "B against A mirrors A against B"
+
+
+def test_the_dev_suite_is_packaged_with_balanced_halves(tmp_path):
+    path = find_suite("dev")
+    assert path == SUITES_DIR / "dev.yml"
+    suite = load_suite(path)
+    assert len(suite.rows) == 17
+    for half in ("tuning", "held-out"):
+        rows = [row for row in suite.rows if row.half == half]
+        assert sum(row.web == "wikispeedia" for row in rows) == 6
+        assert any(row.web == "webkb" for row in rows)
+    tuning = {row.topic for row in suite.rows if row.half == "tuning"}
+    assert {"subject.Science.Biology", "subject.Science.Physics",
+            "subject.Everyday_life.Food_and_agriculture"} <= tuning
+    assert suite.strategies[0] == "oracle" and "best-first" in suite.strategies
+    with pytest.raises(SuiteError, match="focuscrawl web build webkb SRC"):
+        plan_rows(suite, webs=tmp_path, out=tmp_path, pattern="course")
+
+
+@pytest.mark.parametrize(("args", "suite", "message"), [
+    (["--suite", "nope"], None, "no suite 'nope'"),
+    (["--suite", "dev", "--webs", "{tmp}"], None, "focuscrawl web build wikispeedia SRC"),
+    ([], SUITE.replace("half: tuning}", "half: tuning, seed: 3}"), "rows.0.seed: unknown setting"),
+    ([], SUITE.replace("webs: [embedded]", "webs: [other]"), "not among the suite's webs"),
+    ([], SUITE.replace("budget: 40", "budgte: 40"), "setting budgte: unknown setting"),
+    (["--half", "tune"], SUITE, "--half 'tune' is not a half: give tuning or held-out"),
+    (["--rows", "("], SUITE, "is not a regular expression"),
+    (["--rows", "Physics"], SUITE, "no row of suite 'mini'"),
+    (["--web", "embedded"], SUITE, "--suite runs the suite's own webs"),
+    (["--strategy", "nope"], SUITE, "unknown strategy 'nope'"),
+    (["--jobs", "0"], SUITE, "--jobs must be at least 1"),
+])
+def test_mistakes_end_with_one_line_and_exit_2(tmp_path, args, suite, message):
+    if suite is not None:
+        args = ["--suite", str(write_suite(tmp_path, suite)), *args]
+    args = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
+    result = CliRunner().invoke(app, ["bench", *args, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and len(result.output.strip().splitlines()) == 1, result.output
+    assert not (tmp_path / "out").exists()
