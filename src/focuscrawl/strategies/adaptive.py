@@ -13,7 +13,9 @@ Every frontier URL carries the evidence that some strategy of the literature rel
     links            an online logistic model of URL and anchor words, trained on the crawl's own pages
                      (ACHE's link classifier)
     path             1 for a link from a relevant page, halved by each irrelevant page since (TRES, Han)
+    local            1 for a link within its parent's host, 0.5 within its parent's domain, else 0
     site             how often pages of its host were relevant so far (TRES's domain features)
+    known            whether a page of its host was fetched successfully (TRES's "known domain")
 
 Which of them predicts relevance differs from web to web, and no single strategy wins everywhere
 (docs/results.md). So the policy fits, online, a linear model of the fetched pages' relevance (the
@@ -52,19 +54,33 @@ from focuscrawl.types import Observation, Selection
 from focuscrawl.urls import domain_of, normalize_url
 
 GRAPH = ("fl-deg", "fl-n", "fl-e", "fl-ne", "sl-n", "sl-e", "sl-ne")  # gouriten.graph's feature columns
-OWN = ("parent", "anchor", "words", "links", "path")
-EVIDENCE = GRAPH + OWN + ("site",)
+OWN = ("parent", "anchor", "words", "links", "path", "local")
+HOST = ("site", "known")  # read from the host's record when predicting, not stored per URL
+EVIDENCE = GRAPH + OWN + HOST
+SEED_EVIDENCE = (1.0, 1.0, 1.0, 0.5, 1.0, 1.0)
 HASH_BITS = 18
 WINDOW = 100  # characters of page text around a link: its context, as Gouriten et al.'s alpha
 RERANK_URLS_PER_STEP = 2000
 
 
 def hashed_words(url: str, anchor: str) -> np.ndarray:
-    """The link model's features: URL words and anchor words, kept apart, hashed (deterministically: Python's
-    own string hash changes from process to process)."""
+    """The link model's features, hashed (deterministically: Python's own string hash changes from process to
+    process): URL words and anchor words, kept apart, and the URL's shape, which words miss: how deep its path
+    is, whether it is a user's directory (``/~name``), what its last segment is (a directory, an .html file,
+    a query)."""
     mask = (1 << HASH_BITS) - 1
-    words = [f"u {t}" for t in terms(url_text(url))] + [f"a {t}" for t in terms(anchor)]
+    path = url_text(url).partition("/")[2]
+    segments = [s for s in path.split("?", 1)[0].split("/") if s]
+    last = segments[-1] if segments and not path.endswith("/") else ""
+    shape = [f"s depth {min(len(segments), 6)}", f"s tilde {'~' in path}", f"s query {'?' in path}",
+             f"s ends {last.rpartition('.')[2].lower() if '.' in last else ('file' if last else 'dir')}"]
+    words = [f"u {t}" for t in terms(url_text(url))] + [f"a {t}" for t in terms(anchor)] + shape
     return np.array(sorted({zlib.crc32(w.encode()) & mask for w in words}), dtype=np.int32)
+
+
+def _domain(host: str) -> str:
+    """The last two labels of a host: its organisation, near enough for ``local`` (cs.umass.edu -> umass.edu)."""
+    return ".".join(host.rsplit(".", 2)[-2:])
 
 
 class OnlineLeastSquares:
@@ -106,14 +122,14 @@ class OnlineLogistic:
 class AdaptivePolicy(Policy):
     def __init__(self, *, explore: float = 0.05, prior: dict[str, float] | None = None, prior_strength: float = 10.0,
                  rerank_every: int = 10, keep: int = 512, site_prior: float = 2.0, window: int = WINDOW,
-                 forget: float = 1.0):
+                 forget: float = 1.0, gamma: float = 0.0):
         weights = {"parent": 0.5, "anchor": 0.3} if prior is None else dict(prior)
         unknown = set(weights) - set(EVIDENCE) - {"bias"}
         if unknown:
             raise ValueError(f"prior names unknown evidence {', '.join(sorted(unknown))}; known: {', '.join(EVIDENCE)}")
         self.prior = np.array([weights.get(name, 0.0) for name in EVIDENCE] + [weights.get("bias", 0.0)])
         self.explore, self.prior_strength, self.site_prior = explore, prior_strength, site_prior
-        self.rerank_every, self.keep, self.window, self.forget = rerank_every, keep, window, forget
+        self.rerank_every, self.keep, self.window, self.forget, self.gamma = rerank_every, keep, window, forget, gamma
 
     # -- setup ---------------------------------------------------------------------------------------
     def reset(self, context: CrawlContext) -> None:
@@ -130,8 +146,10 @@ class AdaptivePolicy(Policy):
         self.words_pool = np.zeros(1 << 16, dtype=np.int32)
         self.words_end = 0
         self.host_ids: dict[str, int] = {}
+        self.host_names: list[str] = []
         self.host_fetched = np.zeros(64)
         self.host_relevant = np.zeros(64)
+        self.host_ok = np.zeros(64)
         self.fetched_total = self.relevant_total = 0
         self.ranking = Ranking(self.graph, self._predict, self.keep)
         self.anchor_cache: dict[str, float] = {}
@@ -140,7 +158,7 @@ class AdaptivePolicy(Policy):
         seeds, _ = self.graph.intern(context.seeds, hosts)
         self.graph.depth[seeds] = 0
         for i, url, host in zip(seeds.tolist(), context.seeds, hosts):
-            self._first_seen(i, host, hashed_words(url, ""), (1.0, 1.0, 1.0, 0.5, 1.0))
+            self._first_seen(i, host, hashed_words(url, ""), SEED_EVIDENCE)
         self.ranking.update(seeds)
 
     # -- evidence --------------------------------------------------------------------------------------
@@ -168,16 +186,19 @@ class AdaptivePolicy(Policy):
         hid = self.host_ids.get(host)
         if hid is None:
             hid = self.host_ids[host] = len(self.host_ids)
+            self.host_names.append(host)
             if hid == len(self.host_fetched):
-                self.host_fetched = np.concatenate([self.host_fetched, np.zeros_like(self.host_fetched)])
-                self.host_relevant = np.concatenate([self.host_relevant, np.zeros_like(self.host_relevant)])
+                grow = len(self.host_fetched)
+                self.host_fetched, self.host_relevant, self.host_ok = (
+                    np.concatenate([a, np.zeros(grow)]) for a in (self.host_fetched, self.host_relevant, self.host_ok))
         return hid
 
-    def _site(self, hosts: np.ndarray) -> np.ndarray:
-        """How often a host's pages were relevant, shrunk towards the crawl's mean by ``site_prior``
-        pseudo-fetches (an unseen host gets the mean)."""
+    def _hosts(self, hosts: np.ndarray) -> np.ndarray:
+        """The HOST evidence of each host: how often its pages were relevant, shrunk towards the crawl's mean
+        by ``site_prior`` pseudo-fetches (an unseen host gets the mean), and whether one was fetched."""
         mean = (self.relevant_total + 1.0) / (self.fetched_total + 2.0)
-        return (self.host_relevant[hosts] + self.site_prior * mean) / (self.host_fetched[hosts] + self.site_prior)
+        site = (self.host_relevant[hosts] + self.site_prior * mean) / (self.host_fetched[hosts] + self.site_prior)
+        return np.column_stack([site, self.host_ok[hosts] > 0])
 
     def _column(self, ids: np.ndarray, column: int) -> np.ndarray:
         """One piece of evidence for each URL of ``ids``."""
@@ -185,11 +206,11 @@ class AdaptivePolicy(Policy):
             return self.graph.features[ids, column]
         if column < len(GRAPH) + len(OWN):
             return self.own[ids, column - len(GRAPH)]
-        return self._site(self.host[ids])
+        return self._hosts(self.host[ids])[:, column - len(GRAPH) - len(OWN)]
 
     def _evidence(self, ids: np.ndarray) -> np.ndarray:
         """The evidence of each URL, in EVIDENCE order: one row per id."""
-        return np.column_stack([self.graph.features[ids], self.own[ids], self._site(self.host[ids])])
+        return np.column_stack([self.graph.features[ids], self.own[ids], self._hosts(self.host[ids])])
 
     def _predict(self, ids: np.ndarray) -> np.ndarray:
         w = self.model.w
@@ -256,13 +277,13 @@ class AdaptivePolicy(Policy):
         if w is None:  # not ours (cannot happen with the engine); record it as a seed would be
             host = domain_of(observation.url)
             w = int(graph.intern([observation.url], [host])[0][0])
-            self._first_seen(w, host, hashed_words(observation.url, ""), (1.0, 1.0, 1.0, 0.5, 1.0))
+            self._first_seen(w, host, hashed_words(observation.url, ""), SEED_EVIDENCE)
         if observation.selection.memo is not None:
-            self.model.learn(observation.selection.memo, relevance)
             self.link_model.learn(self._words(w), float(relevant))
         hid = int(self.host[w])
         self.host_fetched[hid] += 1
         self.host_relevant[hid] += relevant
+        self.host_ok[hid] += page.ok
         self.fetched_total += 1
         self.relevant_total += int(relevant)
         # a relevant page's links are one link from it; each irrelevant page on the way halves that
@@ -275,20 +296,31 @@ class AdaptivePolicy(Policy):
         alpha = self._context_relevance(page.text, anchors + crawled_anchors)
         words = (self.similarity.links([f"{url_text(link.url)} {link.anchor}" for link in links])[:, 0]
                  if links else np.zeros(0))
+        page_host = self.host_names[hid]
+        page_domain = _domain(page_host)
         for k, (link, i, is_new) in enumerate(zip(links, kids.tolist(), new.tolist())):
+            local = 1.0 if link.host == page_host else 0.5 if _domain(link.host) == page_domain else 0.0
             if is_new:
                 hashed = hashed_words(link.url, link.anchor)
                 link_prob = self.link_model.predict(hashed) if self.link_model.trained else 0.5
-                self._first_seen(i, link.host, hashed, (relevance, alpha[k], words[k], link_prob, path))
+                self._first_seen(i, link.host, hashed, (relevance, alpha[k], words[k], link_prob, path, local))
             elif graph.state[i] == FRONTIER:
                 row = self.own[i]
                 row[0] = max(row[0], relevance)
                 row[1] = max(row[1], alpha[k])
                 row[2] = max(row[2], words[k])
                 row[4] = max(row[4], path)
+                row[5] = max(row[5], local)
         changed = graph.crawl(w, relevance, kids, alpha[:len(kids)], crawled_kids, alpha[len(kids):])
         touched = np.union1d(changed, kids[graph.state[kids] == FRONTIER])
         self.ranking.update(touched)
+        if observation.selection.memo is not None:
+            # The target: the page's relevance, plus (gamma > 0) the discounted best prediction among the links
+            # it opens, so that evidence of pages that lead somewhere (a hub, a live site) earns credit too.
+            target = relevance
+            if self.gamma and len(kids):
+                target += self.gamma * max(0.0, float(self.ranking.value[kids].max()))
+            self.model.learn(observation.selection.memo, target)
 
     def _context_relevance(self, text: str, anchors: list[str]) -> np.ndarray:
         """The classifier's probability on each link's context: ``window`` characters of text around its
