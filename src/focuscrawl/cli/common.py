@@ -8,11 +8,13 @@ from typing import NoReturn, TypeVar
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from warcio.exceptions import ArchiveLoadFailed
 
 from focuscrawl.bench.protocol import TopicError
 from focuscrawl.crawl import ResumeError
 from focuscrawl.storage.state import StoreVersionError
+from focuscrawl.topic.extras import MissingExtra
 from focuscrawl.web.store import WebFormatError
 
 console = Console(stderr=True)
@@ -21,14 +23,15 @@ out = Console(width=None if Console().is_terminal else 140)
 
 # Exceptions that mean "the user asked for something that cannot be done", not a bug: one line, exit 2.
 USER_ERRORS: tuple[type[BaseException], ...] = (TopicError, WebFormatError, ResumeError, StoreVersionError,
-                                                ArchiveLoadFailed, FileExistsError, FileNotFoundError, KeyError,
-                                                ValueError)
+                                                MissingExtra, ArchiveLoadFailed, FileExistsError, FileNotFoundError,
+                                                KeyError, ValueError)
 
 T = TypeVar("T")
 
 
 def fail(message: str) -> NoReturn:
-    console.print(f"[bold red]error:[/] {message}", soft_wrap=True, highlight=False)
+    # escaped: a message may hold brackets (a URL, "focuscrawl[neural]") that rich would read as markup
+    console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
     raise typer.Exit(2)
 
 

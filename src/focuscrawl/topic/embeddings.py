@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from focuscrawl.topic.extras import require
 from focuscrawl.topic.text import STOPWORDS, words
 
 VECTORS_VERSION = "minilm-l6-m2v-128-v1"
@@ -60,7 +61,8 @@ def build_word_vectors(target: Path | None = None, force: bool = False, log=None
     os.environ["HF_HUB_OFFLINE"] = "1"  # belt and braces: the teacher is a local directory anyway
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     log(f"focuscrawl: building word vectors once (distilling all-MiniLM-L6-v2, about 2 min of CPU) into {target}")
-    from model2vec.distill import distill
+    distill = require("model2vec.distill", "neural",
+                      "building the word vectors (keyword expansion, TRES, the BiLSTM classifiers)").distill
 
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))

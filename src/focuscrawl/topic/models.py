@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from focuscrawl.topic.extras import require
 from focuscrawl.topic.relevance import TfidfRelevanceModel
 from focuscrawl.types import RelevanceModel, TopicInputs
 
@@ -31,14 +32,16 @@ register_model("tfidf", lambda topic, seed: TfidfRelevanceModel(seed=seed).fit(t
                                                                                 topic.example_labels))
 
 
-# TRES classifiers. Imported lazily: torch and the word vectors load only when a strategy asks for them.
+# TRES classifiers. Imported when asked for: torch is an optional dependency (the ``neural`` extra).
 def _kwbilstm(topic: TopicInputs, seed: int) -> RelevanceModel:
+    require("torch", "neural", "the KwBiLSTM relevance model (TRES's reward)")
     from focuscrawl.topic.neural import kwbilstm_for_topic
 
     return kwbilstm_for_topic(topic, seed)
 
 
 def _bilstm(topic: TopicInputs, seed: int) -> RelevanceModel:
+    require("torch", "neural", "the BiLSTM relevance model")
     from focuscrawl.topic.neural import bilstm_for_topic
 
     return bilstm_for_topic(topic, seed)
