@@ -128,7 +128,8 @@ class StepEvent:
 
 @dataclass
 class TopicInputs:
-    """What a user hands a focused crawler for a topic: keywords, labelled example texts (no URLs) and seeds.
+    """What a user hands a focused crawler for a topic: keywords, perhaps a sentence describing it, labelled
+    example texts (no URLs; possibly none) and seeds.
 
     ``example_labels[i]`` is 1 when ``example_texts[i]`` is on topic, else 0. No ground truth beyond these.
     """
@@ -138,6 +139,7 @@ class TopicInputs:
     example_texts: list[str]
     example_labels: list[int]
     seeds: list[str] = field(default_factory=list)
+    description: str = ""
 
     def __post_init__(self) -> None:
         if len(self.example_texts) != len(self.example_labels):

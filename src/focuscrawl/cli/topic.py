@@ -23,7 +23,7 @@ from focuscrawl.cli.common import console, fail, out, run
 from focuscrawl.topic.embeddings import build_word_vectors, load_word_vectors
 from focuscrawl.topic.keywords import expand_keywords, keyword_table
 from focuscrawl.topic.models import train_relevance_model
-from focuscrawl.topic.topic_dir import init_from_html
+from focuscrawl.topic.topic_dir import init_from_html, init_from_words
 from focuscrawl.types import TopicInputs
 from focuscrawl.web import resolve_web_dir
 from focuscrawl.web.store import OfflineWeb
@@ -48,6 +48,9 @@ def init_cmd(
     positive: Annotated[Optional[Path], typer.Option(help="folder of on-topic pages (HTML or .txt)")] = None,
     negative: Annotated[Optional[Path], typer.Option(help="folder of off-topic pages (HTML or .txt)")] = None,
     keywords: Annotated[Optional[str], typer.Option(help="comma-separated keywords")] = None,
+    description: Annotated[Optional[str], typer.Option(help="a sentence saying what the topic is")] = None,
+    example_url: Annotated[Optional[list[str]], typer.Option("--example-url", help="URL of an on-topic page you "
+                                                             "know (repeatable): crawled first")] = None,
     seeds: Annotated[Optional[Path], typer.Option("--seeds", help="file of seed URLs to store with the topic")] = None,
     from_web: Annotated[Optional[str], typer.Option("--from-web",
                                                     help="labelled offline web dir or 'embedded'")] = None,
@@ -58,7 +61,8 @@ def init_cmd(
     name: Annotated[Optional[str], typer.Option(help="topic name (default: the directory name)")] = None,
     overwrite: bool = False,
 ) -> None:
-    """Make a topic directory from positive/negative example pages, or from a labelled offline web."""
+    """Make a topic directory: from a few words (--keywords, --description), from positive/negative example
+    pages, or from a labelled offline web."""
 
     def make() -> TopicInputs:
         if from_web is not None:
@@ -66,17 +70,29 @@ def init_cmd(
                 raise ValueError("--from-web needs --topic LABEL")
             return init_from_web(out_dir, resolve_web_dir(from_web), label, seed=seed, seeds=seeds_per_run,
                                  run=run_index, overwrite=overwrite)
-        if positive is None or negative is None:
-            raise ValueError("give --positive and --negative folders, or --from-web DIR --topic LABEL")
         seed_urls = [s.split("#", 1)[0].strip() for s in seeds.read_text().splitlines()] if seeds else []
+        words = [k.strip() for k in (keywords or "").split(",") if k.strip()]
+        if positive is None and negative is None:
+            if not words and not description:
+                raise ValueError("give --keywords and/or --description (a topic from a few words), --positive and "
+                                 "--negative folders, or --from-web DIR --topic LABEL")
+            return init_from_words(out_dir, keywords=words, description=description or "",
+                                   example_urls=example_url or (), seeds=[s for s in seed_urls if s], name=name,
+                                   overwrite=overwrite)
+        if positive is None or negative is None:
+            raise ValueError("give both --positive and --negative folders (or neither, with --keywords)")
         return init_from_html(out_dir, positive, negative, name=name,
                               keywords=[k.strip() for k in (keywords or "").split(",") if k.strip()],
                               seeds=[s for s in seed_urls if s], overwrite=overwrite)
 
     topic = run(make)
     positives = sum(topic.example_labels)
-    out.print(f"topic {topic.name!r} in {out_dir}: {positives} positive and {len(topic.example_labels) - positives} "
-              f"negative examples, {len(topic.keywords)} keywords, {len(topic.seeds)} seeds", highlight=False)
+    if topic.example_texts:
+        what = f"{positives} positive and {len(topic.example_labels) - positives} negative examples"
+    else:
+        what = "no example pages (relevance starts from the topic's words)"
+    out.print(f"topic {topic.name!r} in {out_dir}: {what}, {len(topic.keywords)} keywords, {len(topic.seeds)} seeds",
+              highlight=False)
 
 
 @topic_app.command("vectors")

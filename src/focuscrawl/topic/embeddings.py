@@ -146,6 +146,20 @@ class WordVectors:
                 out[i] = vec
         return out
 
+    def embed(self, texts: Sequence[str], max_chars: int = 2000) -> np.ndarray:
+        """Sentence embeddings, unit length: the mean of each text's token vectors, which is model2vec's own
+        encoding of a text with these vectors (checked equal to ``StaticModel.encode``), without needing
+        model2vec at run time. Texts are cut to ``max_chars``; an empty text gives a zero row."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, encoding in enumerate(self.tokenizer.encode_batch([t[:max_chars] for t in texts],
+                                                                  add_special_tokens=False)):
+            ids = [k for k in encoding.ids if k != self._unk and k < len(self.matrix)]
+            if ids:
+                vector = self.matrix[ids].mean(axis=0)
+                norm = float(np.linalg.norm(vector))
+                out[i] = vector / norm if norm > 0 else vector
+        return out
+
     def similarity(self, a: str, b: str) -> float:
         va, vb = self.vector(a), self.vector(b)
         if va is None or vb is None:

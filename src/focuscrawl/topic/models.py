@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from focuscrawl.topic.extras import require
 from focuscrawl.topic.relevance import TfidfRelevanceModel
+from focuscrawl.topic.zeroshot import keyword_model
 from focuscrawl.types import RelevanceModel, TopicInputs
 
 ModelFactory = Callable[[TopicInputs, int], RelevanceModel]
@@ -56,3 +57,5 @@ def _svm(topic: TopicInputs, seed: int) -> RelevanceModel:
 register_model("kwbilstm", _kwbilstm)
 register_model("bilstm", _bilstm)
 register_model("svm", _svm)
+# a topic from a few words: zero-shot similarity, refined online by self-training (topic.zeroshot)
+register_model("keywords", keyword_model)

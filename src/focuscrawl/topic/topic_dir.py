@@ -3,15 +3,17 @@
 Layout (plain files, so that a topic can be written by hand, versioned and reviewed)::
 
     TOPIC/
-      topic.yml        name (optional; defaults to the directory name)
+      topic.yml        name (optional; defaults to the directory name), description (optional sentence)
       keywords.txt     one keyword or phrase per line, # comments
-      positive/*.txt   example texts of on-topic pages, one page per file
-      negative/*.txt   example texts of off-topic pages
+      positive/*.txt   example texts of on-topic pages, one page per file   } both, or neither: a topic from
+      negative/*.txt   example texts of off-topic pages                     } its words (see topic.zeroshot)
       seeds.txt        optional seed URLs, one per line
+      example_urls.txt optional URLs of on-topic pages the user knows: crawled first, as seeds
 
-``init_from_html`` builds one from folders of saved HTML pages, as ACHE's ``buildModel`` takes positive
-and negative folders; ``focuscrawl.bench.protocol.init_from_web`` from a labelled offline web, so that a
-crawl of a served offline web uses exactly the inputs the benchmark would.
+``init_from_words`` writes one from keywords and a description, the way most users start;
+``init_from_html`` from folders of saved HTML pages, as ACHE's ``buildModel`` takes positive and negative
+folders; ``focuscrawl.bench.protocol.init_from_web`` from a labelled offline web, so that a crawl of a
+served offline web uses exactly the inputs the benchmark would.
 """
 
 from __future__ import annotations
@@ -61,14 +63,24 @@ def load_topic_dir(directory: str | Path) -> TopicInputs:
             if text.strip():
                 texts.append(text)
                 labels.append(label)
-    if 1 not in labels or 0 not in labels:
-        raise ValueError(f"topic {directory} needs example texts in both positive/ and negative/")
+    keywords = _lines(directory / "keywords.txt")
+    description = str(meta.get("description") or "").strip()
+    if labels and (1 not in labels or 0 not in labels):
+        missing = "negative/" if 1 in labels else "positive/"
+        raise ValueError(f"topic {directory} has example texts of one kind only: add some to {missing}, or remove "
+                         "them all to start from the topic's words")
+    if not labels and not (keywords or description):
+        raise ValueError(f"topic {directory} needs keywords (keywords.txt), a description (topic.yml) or example "
+                         "pages (positive/ and negative/)")
+    seeds = _lines(directory / "seeds.txt")
+    seeds += [url for url in _lines(directory / "example_urls.txt") if url not in seeds]
     return TopicInputs(
         name=str(meta.get("name") or directory.name),
-        keywords=_lines(directory / "keywords.txt"),
+        keywords=keywords,
         example_texts=texts,
         example_labels=labels,
-        seeds=_lines(directory / "seeds.txt"),
+        seeds=seeds,
+        description=description,
     )
 
 
@@ -82,7 +94,8 @@ def write_topic_dir(directory: str | Path, topic: TopicInputs, *, overwrite: boo
                 path.unlink()
     (directory / "positive").mkdir(parents=True, exist_ok=True)
     (directory / "negative").mkdir(parents=True, exist_ok=True)
-    (directory / "topic.yml").write_text(yaml.safe_dump({"name": topic.name}, sort_keys=False))
+    meta = {"name": topic.name, **({"description": topic.description} if topic.description else {})}
+    (directory / "topic.yml").write_text(yaml.safe_dump(meta, sort_keys=False))
     (directory / "keywords.txt").write_text("".join(f"{k}\n" for k in topic.keywords))
     counters = {1: 0, 0: 0}
     for text, label in zip(topic.example_texts, topic.example_labels):
@@ -127,3 +140,26 @@ def init_from_html(
                         example_texts=pos + neg, example_labels=[1] * len(pos) + [0] * len(neg), seeds=list(seeds))
     write_topic_dir(directory, topic, overwrite=overwrite)
     return topic
+
+
+def init_from_words(
+    directory: str | Path,
+    *,
+    keywords: Iterable[str] = (),
+    description: str = "",
+    example_urls: Iterable[str] = (),
+    seeds: Iterable[str] = (),
+    name: str | None = None,
+    overwrite: bool = False,
+) -> TopicInputs:
+    """A topic from a few words (no example pages): relevance starts zero-shot from them (topic.zeroshot)."""
+    keywords = [k.strip() for k in keywords if k.strip()]
+    if not keywords and not description.strip():
+        raise ValueError("a topic from words needs --keywords or --description")
+    topic = TopicInputs(name=name or Path(directory).name, keywords=keywords, example_texts=[], example_labels=[],
+                        seeds=list(seeds), description=description.strip())
+    write_topic_dir(directory, topic, overwrite=overwrite)
+    urls = [u.strip() for u in example_urls if u.strip()]
+    if urls:
+        (Path(directory) / "example_urls.txt").write_text("".join(f"{u}\n" for u in urls))
+    return load_topic_dir(directory)

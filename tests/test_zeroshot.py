@@ -1,0 +1,67 @@
+"""Topics from a few words: zero-shot similarity, calibration by a mixture, self-training without drift."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from focuscrawl.topic.embeddings import load_word_vectors
+from focuscrawl.topic.zeroshot import KeywordRelevance, keyword_model, topic_query
+from focuscrawl.types import TopicInputs
+
+BIRDS = ["Birds build nests, lay eggs and migrate; a bird has feathers, wings and a beak.",
+         "The songbird sang at dawn; its plumage and flight feathers help the bird fly.",
+         "Eagles and owls are birds of prey that hunt small animals from the air."]
+OTHER = ["The railway timetable lists trains from the central station every hour.",
+         "Interest rates and the stock market moved after the central bank's decision.",
+         "The football match ended in a draw after extra time in the stadium."]
+
+
+@pytest.fixture(scope="module")
+def vectors():
+    return load_word_vectors()
+
+
+def test_zero_shot_ranks_pages_by_the_topics_words(vectors):
+    model = KeywordRelevance("birds, nests, feathers", vectors=vectors)
+    p = model.predict_proba(BIRDS + OTHER)
+    assert min(p[:3]) > max(p[3:]), "every bird page above every other page"
+    assert topic_query(TopicInputs("t", ["birds", " nests"], [], [], description="Wild birds.")) == \
+        "Wild birds. birds, nests"
+
+
+def test_calibration_follows_the_pages_seen_and_examples_come_from_zero_shot_only(vectors):
+    model = KeywordRelevance("birds, nests, feathers", vectors=vectors, min_pages=6, refit_every=6,
+                             min_examples=2, retrain_every=4)
+    for _ in range(3):
+        for text in BIRDS + OTHER:
+            model.learn_one(text)
+    w, m1, s1, m0, s0 = model.mixture
+    assert m1 > m0 and 0.2 < w < 0.8, "a relevant and an other component, fitted"
+    labels = dict.fromkeys(BIRDS, 1) | dict.fromkeys(OTHER, 0)
+    assert model.examples and all(labels[text] == y for text, y in model.examples), "confident, correct examples"
+    assert model.learned is not None
+    p = model.predict_proba(BIRDS + OTHER)
+    assert (p[:3] > 0.5).all() and (p[3:] < 0.5).all()
+    # drift: an example is labelled by the zero-shot posterior, whatever the blend says
+    zero_shot = model._posterior(model.similarity(BIRDS + OTHER))
+    assert all((zero_shot[i] >= model.confident) == (labels[t] == 1) for i, t in enumerate(BIRDS + OTHER)
+               if zero_shot[i] >= model.confident or zero_shot[i] <= 1 - model.confident)
+
+
+def test_a_crawl_of_the_same_pages_gives_the_same_model(vectors):
+    a = KeywordRelevance("birds", vectors=vectors, min_pages=4, refit_every=2)
+    b = KeywordRelevance("birds", vectors=vectors, min_pages=4, refit_every=2)
+    for text in BIRDS + OTHER + BIRDS:
+        a.learn_one(text)
+        b.learn_one(text)
+    assert a.mixture == b.mixture and a.examples == b.examples
+
+
+def test_examples_a_user_has_are_trusted_and_empty_words_are_refused(vectors):
+    topic = TopicInputs("birds", ["birds"], BIRDS + OTHER, [1, 1, 1, 0, 0, 0])
+    model = keyword_model(topic, seed=0)
+    assert model.examples[:6] == list(zip(BIRDS + OTHER, [1, 1, 1, 0, 0, 0]))
+    with pytest.raises(ValueError, match="keywords or a description"):
+        KeywordRelevance("  ", vectors=vectors)
+    assert np.asarray(model.predict_proba([])).size == 0
