@@ -65,3 +65,38 @@ def test_examples_a_user_has_are_trusted_and_empty_words_are_refused(vectors):
     with pytest.raises(ValueError, match="keywords or a description"):
         KeywordRelevance("  ", vectors=vectors)
     assert np.asarray(model.predict_proba([])).size == 0
+
+
+def test_a_crawl_from_a_few_words_stops_and_resumes_as_one(tmp_path):
+    """A topic from keywords only: the crawl's self-training relevance model is part of the crawl's state, so
+    a crawl stopped and resumed (from a checkpoint and the log) scores and selects as the uninterrupted one."""
+    import asyncio
+
+    from focuscrawl.crawl import Crawler
+    from focuscrawl.topic.topic_dir import init_from_words
+    from focuscrawl.web import embedded_web_dir
+    from focuscrawl.web.store import OfflineWeb
+
+    web = OfflineWeb(embedded_web_dir())
+    seed = next(r.url for r in web.records() if "Bird" in r.url and r.outdegree > 5)
+    web.close()
+    init_from_words(tmp_path / "topic", keywords=["birds", "animals"], description="Birds and other animals.",
+                    seeds=[seed])
+    settings = dict(topic=tmp_path / "topic", web="embedded", budget=40, strategy="adaptive", progress="none",
+                    plot=False, concurrency=1, checkpoint_every=7)
+    whole = [r.url for r in asyncio.run(_records(Crawler(out=tmp_path / "a", **settings)))]
+
+    first = Crawler(out=tmp_path / "b", **settings)
+    part = asyncio.run(_records(first, stop_after=17))
+    rest = asyncio.run(_records(Crawler(out=tmp_path / "b", **settings)))
+    assert [r.url for r in part + rest] == whole
+    assert len(whole) == 40
+
+
+async def _records(crawler, stop_after=None):
+    out = []
+    async for record in crawler.run():
+        out.append(record)
+        if stop_after is not None and len(out) == stop_after:
+            crawler.stop()
+    return out

@@ -13,6 +13,7 @@ they read it (oracles); never to any other policy.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -46,8 +47,13 @@ class Classifiers:
             self._models[name] = train_relevance_model(name, self.topic, self.seed)
         return self._models[name]
 
+    def for_crawl(self, name: str) -> RelevanceModel:
+        """The model one crawl uses: the shared one, or a copy of its own for a model that learns online."""
+        model = self.get(name)
+        return copy.deepcopy(model) if getattr(model, "learns_online", False) else model
+
     def scorer(self, name: str) -> RelevanceModel:
-        if not self.memoize:
+        if not self.memoize or getattr(self.get(name), "learns_online", False):  # its answers change: no memo
             return self.get(name)
         if name not in self._scorers:
             self._scorers[name] = MemoizedRelevance(self.get(name))
@@ -72,6 +78,14 @@ def make_strategy_policy(settings: RunSettings, strategy: str, judge: Judge | No
     """The policy of ``strategy`` with its options from ``settings`` (not yet reset)."""
     resolved = resolve(strategy)
     return resolved.make(judge, **strategy_options(settings, strategy, resolved.spec.name))
+
+
+def reward_model_for(settings: RunSettings, strategy: str, topic: TopicInputs) -> str:
+    """The relevance model whose verdict is the crawl's reward: the settings', else the strategy's; for a topic
+    from a few words (no example pages) the ``keywords`` model, which learns from the crawl itself."""
+    if not topic.example_texts:
+        return "keywords"
+    return settings.reward_model or resolve(strategy).reward_model
 
 
 def check_strategies(settings: RunSettings, strategies: Iterable[str]) -> None:
@@ -100,13 +114,15 @@ def build_crawl(
     a resumed crawl keeps its first run's, so that a policy planning with it replays the same way.
     """
     resolved = resolve(strategy)
-    reward_model = settings.reward_model or resolved.reward_model
+    reward_model = reward_model_for(settings, strategy, topic)
     classifiers = classifiers or Classifiers(topic, settings.seed)
     policy = make_strategy_policy(settings, strategy, judge)
-    engine = CrawlEngine(policy, classifiers.scorer(reward_model), budget=settings.budget,
+    own = classifiers.for_crawl(reward_model)
+    scorer = own if own is not classifiers.get(reward_model) else classifiers.scorer(reward_model)
+    engine = CrawlEngine(policy, scorer, budget=settings.budget,
                           max_per_domain=DomainCap.parse(settings.max_per_domain), judge=judge, sinks=sinks,
                           max_outlinks=settings.max_outlinks)
-    context = CrawlContext(topic=topic, classifier=classifiers.get(reward_model), seeds=list(seeds),
+    context = CrawlContext(topic=topic, classifier=own, seeds=list(seeds),
                            budget=context_budget if context_budget is not None else settings.budget,
                            seed=settings.seed)
     engine.start(context)

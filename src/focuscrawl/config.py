@@ -22,6 +22,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 CONFIG_FILE = "config.yml"
+# The benchmark protocol's example pages per topic (focuscrawl.bench.protocol says why these numbers).
+EXAMPLES_RELEVANT = 20
+EXAMPLES_IRRELEVANT = 80
 
 
 class RunSettings(BaseModel):
@@ -97,7 +100,10 @@ class BenchConfig(RunSettings):
                                   description="strategies and presets (the oracle always runs too)")
     runs: int = Field(5, gt=0, description="crawls per strategy; run i uses seeds chosen by i")
     seeds_per_run: int = Field(1, gt=0, description="relevant seed pages per run")
-    examples_irrelevant: int = Field(200, gt=0, description="irrelevant example texts the classifiers train on")
+    examples_irrelevant: int = Field(EXAMPLES_IRRELEVANT, gt=0,
+                                     description="irrelevant example texts the classifiers train on")
+    keyword_only: bool = Field(False, description="topics from their keywords alone, as most users start: no "
+                                                 "example texts reach the agent (the same pages stay held out)")
     out: Path = Field(Path("bench-results"), description="output folder")
 
     @field_validator("strategies", mode="before")

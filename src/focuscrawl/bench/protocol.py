@@ -27,13 +27,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from focuscrawl.config import EXAMPLES_IRRELEVANT, EXAMPLES_RELEVANT
 from focuscrawl.topic.topic_dir import write_topic_dir
 from focuscrawl.types import TopicInputs
 from focuscrawl.web.graph import UNREACHABLE, LinkGraph
 from focuscrawl.web.store import OfflineWeb, label_matches, split_labels
-
-EXAMPLES_RELEVANT = 20
-EXAMPLES_IRRELEVANT = 80
 
 
 class TopicError(ValueError):

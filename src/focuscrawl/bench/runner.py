@@ -20,7 +20,7 @@ from focuscrawl.bench.report import plot_harvest, summary_markdown
 from focuscrawl.builder import Classifiers, build_crawl, check_strategies
 from focuscrawl.config import BenchConfig, RunSettings
 from focuscrawl.topic.embeddings import loaded_vectors_fingerprints
-from focuscrawl.types import StepEvent
+from focuscrawl.types import StepEvent, TopicInputs
 from focuscrawl.web import resolve_web_dir
 from focuscrawl.web.store import OfflineWeb
 
@@ -120,6 +120,8 @@ def run_benchmark(config: BenchConfig, progress: Callable[[str], None] | None = 
     web = OfflineWeb(resolve_web_dir(config.web))
     try:
         topic = load_topic(web, config.topic, seed=config.seed, examples_irrelevant=config.examples_irrelevant)
+        if config.keyword_only:
+            topic.inputs = TopicInputs(topic.inputs.name, topic.inputs.keywords, [], [])
         order = [ORACLE] + [s for s in dict.fromkeys(config.strategies) if s != ORACLE]
         # Each reward model trained once on the topic's examples and shared by the strategies that use it.
         classifiers = Classifiers(topic.inputs, config.seed, memoize=True)
@@ -145,6 +147,7 @@ def run_benchmark(config: BenchConfig, progress: Callable[[str], None] | None = 
             "max_per_domain": config.max_per_domain,
             "seed": config.seed,
             "keywords": topic.inputs.keywords,
+            "keyword_only": config.keyword_only,
             "examples": {"relevant": sum(topic.inputs.example_labels),
                          "irrelevant": len(topic.inputs.example_labels) - sum(topic.inputs.example_labels)},
             "options": config.options,

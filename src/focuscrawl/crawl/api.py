@@ -22,7 +22,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from focuscrawl.builder import Classifiers, build_crawl, check_strategies
+from focuscrawl.builder import Classifiers, build_crawl, check_strategies, reward_model_for
 from focuscrawl.config import CrawlConfig, load_config, read_effective_config
 from focuscrawl.crawl.driver import CrawlDriver, Fetcher
 from focuscrawl.crawl.offline import OfflineFetcher
@@ -30,7 +30,6 @@ from focuscrawl.crawl.resume import ResumeError, replay
 from focuscrawl.crawl.run_folder import CrawlSummary, Outputs, RunFolder
 from focuscrawl.engine import CrawlEngine
 from focuscrawl.storage import StateStore, StepRecord
-from focuscrawl.strategies import resolve
 from focuscrawl.topic.topic_dir import load_topic_dir
 from focuscrawl.web import resolve_web_dir
 from focuscrawl.web.http import FetchConfig, HttpFetcher
@@ -198,7 +197,7 @@ class Crawler:
     def _engine(self, folder: RunFolder, store: StateStore, topic, seeds: list[str]) -> CrawlEngine:
         """A fresh engine for this crawl, brought to the store's last commit."""
         config = self.config
-        reward_model = config.reward_model or resolve(config.strategy).reward_model
+        reward_model = reward_model_for(config, config.strategy, topic)
         classifiers = Classifiers(topic, config.seed,
                                   trained={reward_model: folder.classifier(reward_model, topic, config.seed)})
         # The policy is told the first run's budget: it may plan with it, and the replay must match.

@@ -166,7 +166,10 @@ class CrawlEngine:
 
         relevance = 0.0
         if page.ok and not duplicate and (page.text or page.title):
-            relevance = float(self.classifier.predict_proba([f"{page.title}\n{page.text}"])[0])
+            text = f"{page.title}\n{page.text}"
+            relevance = float(self.classifier.predict_proba([text])[0])
+            if getattr(self.classifier, "learns_online", False):
+                self.classifier.learn_one(text)  # a self-training model learns from every page it scores
         reward = 1.0 if relevance >= REWARD_THRESHOLD else 0.0
         links = [] if duplicate else self._new_links(url, page)
 
@@ -241,7 +244,9 @@ class CrawlEngine:
     def _shared_inputs(self) -> list[object]:
         context = self.context
         assert context is not None
-        return [context.topic, context.classifier, self.classifier, self.judge]
+        # a classifier that learns online has crawl state of its own: it is checkpointed with the crawl
+        classifiers = [] if getattr(self.classifier, "learns_online", False) else [context.classifier, self.classifier]
+        return [context.topic, *classifiers, self.judge]
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def _discover(self, url: str, parent: str | None, host: str) -> None:

@@ -77,6 +77,14 @@ class KeywordRelevance:
         self.trained_on = 0
         self.learned: TfidfRelevanceModel | None = None
 
+    def __getstate__(self) -> dict:
+        # the word vectors are the process's shared, loaded ones (7 MB): not copied into checkpoints or copies
+        return {k: v for k, v in self.__dict__.items() if k != "vectors"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.vectors = load_word_vectors()
+
     # -- the RelevanceModel protocol -----------------------------------------------------------------
     def fit(self, texts: Sequence[str], labels: Sequence[int]) -> KeywordRelevance:
         """Labelled pages a user has after all (a few example URLs, say): trusted examples from the start."""
