@@ -165,5 +165,6 @@ def test_demo_command_runs_the_baselines_and_tres(tmp_path):
     result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path), "--budget", "40", "--runs", "1"])
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert [row["strategy"] for row in summary["strategies"]] == ["oracle", "random", "bfs", "best-first", "tres"]
+    assert [row["strategy"] for row in summary["strategies"]] == ["oracle", "random", "bfs", "best-first", "tres",
+                                                                   "adaptive"]
     assert len(summary["word_vectors"]) == 1 and len(summary["word_vectors"][0]) == 16  # TRES used them

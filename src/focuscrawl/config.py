@@ -54,7 +54,7 @@ class CrawlConfig(RunSettings):
     seeds_file: Path | None = Field(None, description="file of seed URLs, one per line, # comments")
     topic: Path | None = Field(None, description="topic directory (see `focuscrawl topic init`)")
     out: Path | None = Field(None, description="run folder")
-    strategy: str = "best-first"
+    strategy: str = Field("adaptive", description="strategy or preset (focuscrawl strategies)")
     concurrency: int = Field(8, gt=0, description="fetches in flight")
     warc: bool = False
     checkpoint_every: int = Field(500, ge=0, description="steps between engine checkpoints (0: replay only)")

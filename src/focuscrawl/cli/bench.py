@@ -178,9 +178,11 @@ def bench_cmd(
 
 def demo_cmd(out_dir: Annotated[Path, typer.Option("--out")] = Path("demo-results"),
              budget: int = 200, runs: int = 3) -> None:
-    """A short benchmark on the embedded web: random, bfs, best-first and TRES against the oracle."""
+    """A short benchmark on the embedded web: random, bfs, best-first, TRES and the default, adaptive, against
+    the oracle."""
     settings = BenchConfig(web="embedded", topic="subject.Science.Biology",
-                           strategies=["random", "bfs", "best-first", "tres"], budget=budget, runs=runs, out=out_dir)
+                           strategies=["random", "bfs", "best-first", "tres", "adaptive"], budget=budget, runs=runs,
+                           out=out_dir)
     summary = run(lambda: run_benchmark(settings, console.print))
     _print_summary(summary)
     out.print(f"results in {out_dir}/ (summary.json, summary.md, harvest.png)")

@@ -230,8 +230,10 @@ class CrawlEngine:
         """
         assert self.context is not None, "start() first"
         buffer = io.BytesIO()
-        _InputsPickler(buffer, self._shared_inputs()).dump(({name: getattr(self, name) for name in _STATE},
-                                                            self.policy))
+        state = {name: getattr(self, name) for name in _STATE}
+        if getattr(self.classifier, "learns_online", False):  # crawl state of its own: checkpointed with it
+            state["classifier"] = self.classifier
+        _InputsPickler(buffer, self._shared_inputs()).dump((state, self.policy))
         return buffer.getvalue()
 
     def restore(self, blob: bytes) -> None:
@@ -239,12 +241,14 @@ class CrawlEngine:
         state, policy = _InputsUnpickler(io.BytesIO(blob), self._shared_inputs()).load()
         for name in _STATE:
             setattr(self, name, state[name])
+        if "classifier" in state:  # the policy's reference came back with it, in the same pickle
+            self.classifier = state["classifier"]
         self.policy = policy
 
     def _shared_inputs(self) -> list[object]:
         context = self.context
         assert context is not None
-        # a classifier that learns online has crawl state of its own: it is checkpointed with the crawl
+        # a classifier that learns online has crawl state of its own: snapshot() writes it with the crawl
         classifiers = [] if getattr(self.classifier, "learns_online", False) else [context.classifier, self.classifier]
         return [context.topic, *classifiers, self.judge]
 
