@@ -13,7 +13,7 @@ from warcio.exceptions import ArchiveLoadFailed
 
 from focuscrawl.bench.protocol import TopicError
 from focuscrawl.crawl import ResumeError
-from focuscrawl.storage.state import StoreVersionError
+from focuscrawl.storage.state import StoreDamagedError, StoreVersionError
 from focuscrawl.topic.extras import MissingExtra
 from focuscrawl.web.store import WebFormatError
 
@@ -23,6 +23,7 @@ out = Console(width=None if Console().is_terminal else 140)
 
 # Exceptions that mean "the user asked for something that cannot be done", not a bug: one line, exit 2.
 USER_ERRORS: tuple[type[BaseException], ...] = (TopicError, WebFormatError, ResumeError, StoreVersionError,
+                                                StoreDamagedError,
                                                 MissingExtra, ArchiveLoadFailed, FileExistsError, FileNotFoundError,
                                                 KeyError, ValueError)
 

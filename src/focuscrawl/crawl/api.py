@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
@@ -29,7 +30,8 @@ from focuscrawl.crawl.offline import OfflineFetcher
 from focuscrawl.crawl.resume import ResumeError, replay
 from focuscrawl.crawl.run_folder import CrawlSummary, Outputs, RunFolder
 from focuscrawl.engine import CrawlEngine
-from focuscrawl.storage import StateStore, StepRecord
+from focuscrawl.storage import STATE_FILE, StateStore, StepRecord
+from focuscrawl.storage.state import StoreDamagedError, damage_message
 from focuscrawl.topic.topic_dir import load_topic_dir
 from focuscrawl.web import resolve_web_dir
 from focuscrawl.web.http import FetchConfig, HttpFetcher
@@ -156,6 +158,7 @@ class Crawler:
         engine: CrawlEngine | None = None
         started = time.monotonic()
         new_steps = 0
+        damaged = False
         with RunFolder(self.out) as folder:
             try:
                 store = folder.open_store({**config.identity(), "seeds": seeds}, strategy=config.strategy,
@@ -179,6 +182,9 @@ class Crawler:
                         new_steps += 1
                         self._count(record, outputs)
                         yield record
+            except sqlite3.DatabaseError as exc:
+                damaged = True
+                raise StoreDamagedError(damage_message(self.out / STATE_FILE, str(exc))) from None
             finally:
                 if self._driver is not None:
                     self._driver.stop(immediate=True)
@@ -187,7 +193,8 @@ class Crawler:
                 if fetcher is not None and owns_fetcher:
                     await fetcher.aclose()
                 if store is not None:
-                    if outputs is not None:  # prepared: a refused resume must not overwrite the folder's report
+                    # prepared and readable: a refused resume must not overwrite the folder's report
+                    if outputs is not None and not damaged:
                         self.summary = self._summary(store, engine, new_steps, time.monotonic() - started)
                         folder.write_summary(self.summary, f"{config.strategy}: {self.summary.steps} pages"
                                              if config.plot else None)
@@ -210,7 +217,7 @@ class Crawler:
         engine = fresh()
         try:
             replay(engine, store, use_checkpoint=config.checkpoint_every > 0)
-        except ResumeError:
+        except (ResumeError, sqlite3.DatabaseError):
             raise
         except Exception:  # noqa: BLE001 - an unreadable checkpoint: replay the whole log instead
             engine = fresh()

@@ -31,6 +31,7 @@ from focuscrawl.storage import (
     repair_pages,
 )
 from focuscrawl.storage.harvest import plot_harvest_csv
+from focuscrawl.storage.repair import check_store
 from focuscrawl.topic.models import train_relevance_model
 from focuscrawl.types import RelevanceModel, TopicInputs
 
@@ -96,7 +97,10 @@ class RunFolder:
             self._lock = None
 
     def open_store(self, identity: dict, **meta) -> StateStore:
-        """The state store; a new one records ``identity``, an existing one must have been made with it."""
+        """The state store; a new one records ``identity``, an existing one must have been made with it (and be
+        readable: a damaged one is refused with the way out, ``--repair``)."""
+        if (self.path / STATE_FILE).exists():
+            check_store(self.path / STATE_FILE)
         store = StateStore(self.path / STATE_FILE)
         if store.is_new:
             store.initialise(identity=identity, **meta)

@@ -118,6 +118,15 @@ class StoreVersionError(RuntimeError):
     """The state store was written by another version of focuscrawl."""
 
 
+class StoreDamagedError(RuntimeError):
+    """The crawl-state store cannot be read; ``focuscrawl crawl --repair`` salvages what it can."""
+
+
+def damage_message(path: Path, detail: str) -> str:
+    return (f"{path} is damaged ({detail.splitlines()[0] if detail else 'unreadable'}); run the same "
+            f"crawl command with --repair to keep what can be read, or start a new run folder")
+
+
 class StateStore:
     """Crawl state in ``<run>/state.sqlite``. Single writer: the crawl holds the run folder's lock."""
 
@@ -125,12 +134,16 @@ class StateStore:
         self.path = Path(path)
         # isolation_level=None: we issue BEGIN/COMMIT ourselves so that a step is exactly one transaction.
         self.db = sqlite3.connect(self.path, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        # NORMAL in WAL mode: a commit survives the process being killed (it is in the OS once written);
-        # only a power cut can lose the last commits, and the derived files are repaired to match then too.
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(SCHEMA)
-        version = self.get_meta("schema_version")
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode: a commit survives the process being killed (it is in the OS once written);
+            # only a power cut can lose the last commits, and the derived files are repaired to match then too.
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(SCHEMA)
+            version = self.get_meta("schema_version")
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            raise StoreDamagedError(damage_message(self.path, str(exc))) from None
         if version not in (None, SCHEMA_VERSION):
             self.db.close()
             raise StoreVersionError(f"{self.path} was written by another focuscrawl version (store format "
