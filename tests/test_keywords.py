@@ -92,3 +92,32 @@ def test_keyword_matching_and_table():
     assert figures["mean_discovered_relevant"] == 1.5 and figures["mean_discovered_irrelevant"] == 0
     assert figures["mean_all_relevant"] == 2.0 and figures["initial"] == 2 and figures["discovered"] == 1
     assert KeywordSet.from_dict(keywords.to_dict()) == keywords
+
+
+def test_building_word_vectors_shows_one_line_not_the_libraries_chatter(tmp_path, monkeypatch, capfd):
+    """The first run builds the vectors: the libraries' loading tables, warnings and progress bars (here a
+    stand-in distill that prints all of them, from Python and at file-descriptor level) are silenced."""
+    import os
+    import sys
+    import types
+    import warnings
+
+    from focuscrawl.topic import embeddings
+
+    class Model:
+        def save_pretrained(self, path):
+            (tmp_path / "made").write_text("x")
+            open(os.path.join(path, "model.safetensors"), "w").close()
+
+    def noisy_distill(**kwargs):
+        print("UNEXPECTED key ... can be ignored")
+        print("100%|#####| 30522/30522 tokens", file=sys.stderr)
+        os.write(2, b"C-level chatter\n")
+        warnings.warn("a third-party warning")
+        return Model()
+
+    monkeypatch.setattr(embeddings, "require", lambda *a: types.SimpleNamespace(distill=noisy_distill))
+    lines = []
+    embeddings.build_word_vectors(tmp_path / "vectors", log=lines.append)
+    out, err = capfd.readouterr()
+    assert (out, err) == ("", "") and len(lines) == 2 and (tmp_path / "vectors" / "model.safetensors").exists()

@@ -21,13 +21,18 @@ A phrase (several words) gets the mean of its non-stopword words' vectors.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import io
+import logging
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+import time
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -53,22 +58,25 @@ def _teacher_dir() -> Path:
 
 
 def build_word_vectors(target: Path | None = None, force: bool = False, log=None) -> Path:
-    """Distill the packaged MiniLM into static vectors at ``target`` (default: the cache). Offline only."""
+    """Distill the packaged MiniLM into static vectors at ``target`` (default: the cache). Offline only.
+
+    Quiet: one progress line (``log``, default stderr) before and one after; the loading tables, warnings and
+    token progress bars the libraries print are silenced (at file-descriptor level, so C code's too).
+    """
     target = Path(target) if target is not None else cache_dir()
     if (target / "model.safetensors").exists() and not force:
         return target
-    log = log or (lambda message: print(message, file=sys.stderr))
-    os.environ["HF_HUB_OFFLINE"] = "1"  # belt and braces: the teacher is a local directory anyway
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    log(f"focuscrawl: building word vectors once (distilling all-MiniLM-L6-v2, about 2 min of CPU) into {target}")
+    log = log or (lambda message: print(message, file=sys.stderr, flush=True))
     distill = require("model2vec.distill", "neural",
                       "building the word vectors (keyword expansion, TRES, the BiLSTM classifiers)").distill
-
+    log(f"focuscrawl: building word vectors once, offline, from all-MiniLM-L6-v2 (about 2 min) into {target}")
+    started = time.perf_counter()
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
     try:
-        model = distill(model_name=str(_teacher_dir()), pca_dims=PCA_DIMS)
-        model.save_pretrained(str(tmp))
+        with _silenced():
+            model = distill(model_name=str(_teacher_dir()), pca_dims=PCA_DIMS)
+            model.save_pretrained(str(tmp))
         if force and target.exists():
             shutil.rmtree(target)
         try:
@@ -79,8 +87,43 @@ def build_word_vectors(target: Path | None = None, force: bool = False, log=None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    log(f"focuscrawl: word vectors ready in {target}")
+    log(f"focuscrawl: word vectors ready ({time.perf_counter() - started:.0f} s)")
     return target
+
+
+@contextlib.contextmanager
+def _silenced() -> Iterator[None]:
+    """Third-party chatter off: no hub access, no progress bars, no warnings, stdout and stderr to /dev/null."""
+    settings = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "TQDM_DISABLE": "1",
+                "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error",
+                "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}
+    previous = {key: os.environ.get(key) for key in settings}
+    os.environ.update(settings)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("ignore")
+            logging.disable(logging.WARNING)
+            try:
+                yield
+            finally:
+                logging.disable(logging.NOTSET)
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, null):
+            os.close(fd)
+        for key, value in previous.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 class WordVectors:
