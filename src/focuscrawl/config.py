@@ -171,7 +171,10 @@ def load_config(
     and ``KEY=VALUE`` overrides, in that order of precedence, into a ``model``."""
     data: dict[str, Any] = base.model_dump() if base is not None else {}
     if file is not None:
-        loaded = yaml.safe_load(Path(file).read_text()) or {}
+        try:
+            loaded = yaml.safe_load(Path(file).read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{file} is not valid YAML: {str(exc).splitlines()[0]}") from None
         if not isinstance(loaded, dict):
             raise ValueError(f"{file}: a config file must be a YAML mapping")
         data.update(loaded)
@@ -188,7 +191,11 @@ def read_effective_config(run_dir: Path) -> CrawlConfig | None:
     path = Path(run_dir) / CONFIG_FILE
     if not path.exists():
         return None
-    return CrawlConfig.model_validate(yaml.safe_load(path.read_text()) or {})
+    try:
+        return CrawlConfig.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+    except (yaml.YAMLError, ValueError) as exc:
+        raise ValueError(f"{path} is damaged ({str(exc).splitlines()[0]}); fix or delete it: the crawl's "
+                         "settings are also recorded in state.sqlite, and the command line can give them again")
 
 
 def write_effective_config(run_dir: Path, config: CrawlConfig) -> None:

@@ -205,7 +205,12 @@ def bench_policy_cmd(
                                                         "the policy with a cheap one")] = None,
 ) -> None:
     """Decisions per second (learning included), memory per frontier URL and leaves vs frontier size."""
-    sizes = sorted(int(s) for s in frontier_sizes.split(",") if s.strip())
+    try:
+        sizes = sorted(int(s) for s in frontier_sizes.split(",") if s.strip())
+    except ValueError:
+        fail(f"--frontier-sizes takes comma-separated whole numbers, got {frontier_sizes!r}")
+    if not sizes or min(sizes) < 1:
+        fail(f"--frontier-sizes takes positive sizes, got {frontier_sizes!r}")
     names = [s.strip() for s in strategies.split(",") if s.strip()]
     settings = run(lambda: load_config(RunSettings, None, set_ or (), reward_model=reward_model))
     if settings.reward_model is not None and settings.reward_model not in RELEVANCE_MODELS:

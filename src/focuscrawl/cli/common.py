@@ -44,6 +44,8 @@ def run(action: Callable[[], T]) -> T:
         fail(describe_validation_error(exc))
     except USER_ERRORS as exc:
         fail(str(exc).strip("'\""))
+    except OSError as exc:  # a path that is a directory, unreadable, on a full disk, ...
+        fail(f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}")
 
 
 def describe_validation_error(exc: ValidationError) -> str:

@@ -90,7 +90,8 @@ def print_info(directory: Path, json_output: bool = False, top_labels: int = 20)
 def serve_cmd(
     directory: Annotated[str, typer.Argument(metavar="DIR", help="web directory or 'embedded'")],
     base_ip: Annotated[str, typer.Option(help="first loopback address; hosts get the following ones")] = "127.0.1.1",
-    port: Annotated[int, typer.Option(help="port on every address (0: a free port per address)")] = 80,
+    port: Annotated[int, typer.Option(min=0, max=65535,
+                                      help="port on every address (0: a free port per address)")] = 80,
     latency_ms: Annotated[float, typer.Option(help="delay added to every response")] = 0.0,
     error_rate: Annotated[float, typer.Option(help="probability of answering with --error-status instead")] = 0.0,
     error_status: int = 503,
