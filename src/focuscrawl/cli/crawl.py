@@ -11,6 +11,7 @@ from focuscrawl.cli.common import run
 from focuscrawl.config import CrawlConfig, load_config, read_effective_config
 from focuscrawl.crawl import Crawler
 from focuscrawl.crawl.progress import Progress
+from focuscrawl.crawl.run_folder import RunFolder
 
 
 def crawl_cmd(
@@ -30,6 +31,8 @@ def crawl_cmd(
     seed: Annotated[Optional[int], typer.Option(help="seed of every random choice")] = None,
     max_per_domain: Annotated[Optional[str], typer.Option(help="per-domain cap: inf, N or A-B")] = None,
     progress: Annotated[Optional[str], typer.Option(help="auto, live, log or none")] = None,
+    repair: Annotated[bool, typer.Option("--repair", help="first salvage a damaged state store in the run folder "
+                                         "(says what was lost), then resume")] = False,
 ) -> None:
     """Crawl from seeds towards a topic into a run folder. Re-run the same command to resume it."""
 
@@ -40,6 +43,13 @@ def crawl_cmd(
                           warc=warc, seed=seed, max_per_domain=max_per_domain, progress=progress)
         return Crawler(cfg)
 
+    if repair:
+        def salvage() -> None:
+            with RunFolder(out) as folder:
+                report = folder.repair()
+            typer.echo(f"{report}; resuming the crawl" if report else f"{out}: the crawl state is readable, nothing to "
+                       "repair; resuming the crawl", err=True)
+        run(salvage)
     crawler = run(prepare)
     cfg = crawler.config
     display = Progress(crawler, cfg.progress, every_s=cfg.log_every_s) if cfg.progress != "none" else None

@@ -31,7 +31,8 @@ from focuscrawl.storage import (
     repair_pages,
 )
 from focuscrawl.storage.harvest import plot_harvest_csv
-from focuscrawl.storage.repair import check_store
+from focuscrawl.storage.repair import RepairReport, check_store, repair_run_folder
+from focuscrawl.storage.state import StoreDamagedError
 from focuscrawl.topic.models import train_relevance_model
 from focuscrawl.types import RelevanceModel, TopicInputs
 
@@ -112,6 +113,16 @@ class RunFolder:
             raise ResumeError(f"{self.path} holds a different crawl (changed: {', '.join(changed)}); "
                               "use another run folder, or the same settings to resume it")
         return store
+
+    def repair(self) -> RepairReport | None:
+        """Salvage a damaged state store (``focuscrawl crawl --repair``); None when it is readable as it is."""
+        if not (self.path / STATE_FILE).exists():
+            return repair_run_folder(self.path)  # the clear "nothing to repair" error
+        try:
+            check_store(self.path / STATE_FILE)
+        except StoreDamagedError:
+            return repair_run_folder(self.path)
+        return None
 
     def write_config(self, config: CrawlConfig) -> None:
         write_effective_config(self.path, config)

@@ -36,7 +36,7 @@ class RepairReport:
         lost = f"{self.steps_lost} step(s) after it lost" if self.steps_lost else "no step lost"
         unreadable = f", {self.rows_unreadable} unreadable row(s) skipped" if self.rows_unreadable else ""
         return (f"repaired {self.folder}: {self.steps_kept} step(s) kept, {lost}{unreadable}; the damaged store "
-                f"and the files derived from it are in {self.set_aside}; run the same crawl command to resume")
+                f"and the files derived from it are in {self.set_aside}")
 
 
 def check_store(path: Path) -> None:
