@@ -221,12 +221,13 @@ def run_policy_bench(
         steps_before = runner.step_count
         # Pre-generate the timed pages so only the policy's time is measured.
         pages = [load.page(timed_outlinks) for _ in range(timed_steps)]
-        elapsed = 0.0
+        elapsed = cpu = 0.0
         classifier_before = classifier.seconds
         for reward, links in pages:
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             stepped = runner.step(reward, links)
             elapsed += time.perf_counter() - started
+            cpu += time.process_time() - cpu_started
             if not stepped:
                 break
         done = runner.step_count - steps_before
@@ -235,6 +236,9 @@ def run_policy_bench(
             "steps": done,
             "ms_per_decision": 1000.0 * elapsed / max(done, 1),
             "decisions_per_s": done / elapsed if elapsed else float("nan"),
+            # CPU time of the process: what the policy costs even when other processes share the cores (wall
+            # clock then includes waiting for a core); it counts every thread, so BLAS threads add to it
+            "cpu_ms_per_decision": 1000.0 * cpu / max(done, 1),
             "classifier_ms": 1000.0 * (classifier.seconds - classifier_before) / max(done, 1),
             "bytes_per_url": memory, "leaves": leaves_before, "crawl_steps": runner.step_count, "grow_s": grow_s,
         })

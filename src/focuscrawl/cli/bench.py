@@ -226,12 +226,12 @@ def bench_policy_cmd(
         out.print_json(json.dumps(rows))
         return
     table = Table(title="policy decision benchmark (select + observe, learning included)")
-    for title in ("strategy", "reward model", "frontier", "timed steps", "ms/decision", "of which classifier",
-                  "decisions/s", "bytes/URL", "leaves", "crawl steps"):
+    for title in ("strategy", "reward model", "frontier", "timed steps", "ms/decision", "CPU ms/decision",
+                  "of which classifier", "decisions/s", "bytes/URL", "leaves", "crawl steps"):
         table.add_column(title, justify="left" if title == "strategy" else "right")
     for r in rows:
         table.add_row(r["strategy"], r["reward_model"], f"{r['frontier']:,}", str(r["steps"]),
-                      f"{r['ms_per_decision']:.3f}", f"{r['classifier_ms']:.3f}",
+                      f"{r['ms_per_decision']:.3f}", f"{r['cpu_ms_per_decision']:.3f}", f"{r['classifier_ms']:.3f}",
                       f"{r['decisions_per_s']:,.0f}", f"{r['bytes_per_url']:,.0f}", f"{r['leaves']:,}",
                       f"{r['crawl_steps']:,}")
     out.print(table)
