@@ -67,8 +67,8 @@ def build_word_vectors(target: Path | None = None, force: bool = False, log=None
     if (target / "model.safetensors").exists() and not force:
         return target
     log = log or (lambda message: print(message, file=sys.stderr, flush=True))
-    distill = require("model2vec.distill", "neural",
-                      "building the word vectors (keyword expansion, TRES, the BiLSTM classifiers)").distill
+    distill = require("model2vec.distill", "neural", "building the word vectors (topics from keywords, keyword "
+                      "expansion, TRES, the BiLSTM classifiers)").distill
     log(f"focuscrawl: building word vectors once, offline, from all-MiniLM-L6-v2 (about 2 min) into {target}")
     started = time.perf_counter()
     target.parent.mkdir(parents=True, exist_ok=True)
