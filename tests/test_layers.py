@@ -23,6 +23,7 @@ LAYERS = [
     ("focuscrawl.engine", "focuscrawl.strategies"),
     ("focuscrawl.config", "focuscrawl.builder", "focuscrawl.storage"),
     ("focuscrawl.bench", "focuscrawl.crawl"),
+    ("focuscrawl.dashboard",),  # reads run folders and bench outputs; the CLI starts it
     ("focuscrawl.cli",),
 ]
 INDEPENDENT = [("focuscrawl.engine", "focuscrawl.strategies"), ("focuscrawl.bench", "focuscrawl.crawl"),

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from focuscrawl.cli.common import run
+from focuscrawl.cli.dashboard import DEFAULT_PORT, start_dashboard
 from focuscrawl.config import CrawlConfig, load_config, read_effective_config
 from focuscrawl.crawl import Crawler
 from focuscrawl.crawl.progress import Progress
@@ -33,6 +34,9 @@ def crawl_cmd(
     progress: Annotated[Optional[str], typer.Option(help="auto, live, log or none")] = None,
     repair: Annotated[bool, typer.Option("--repair", help="first salvage a damaged state store in the run folder "
                                          "(says what was lost), then resume")] = False,
+    dashboard: Annotated[Optional[int], typer.Option("--dashboard", min=0, max=65535, metavar="[PORT]",
+                                                     help="serve a live dashboard of the crawl on 127.0.0.1:PORT "
+                                                     f"(default {DEFAULT_PORT}; 0: any free port)")] = None,
 ) -> None:
     """Crawl from seeds towards a topic into a run folder. Re-run the same command to resume it."""
 
@@ -51,6 +55,8 @@ def crawl_cmd(
                        "repair; resuming the crawl", err=True)
         run(salvage)
     crawler = run(prepare)
+    if dashboard is not None:
+        start_dashboard(out, dashboard)  # a daemon thread: it reads the store, and ends with the crawl
     cfg = crawler.config
     display = Progress(crawler, cfg.progress, every_s=cfg.log_every_s) if cfg.progress != "none" else None
     try:

@@ -13,6 +13,7 @@ from rich.markup import escape
 from focuscrawl.cli.bench import bench_cmd, bench_policy_cmd, demo_cmd, strategies_cmd
 from focuscrawl.cli.common import console
 from focuscrawl.cli.crawl import crawl_cmd
+from focuscrawl.cli.dashboard import dashboard_cmd, with_dashboard_port
 from focuscrawl.cli.topic import topic_app
 from focuscrawl.cli.web import web_app
 
@@ -28,6 +29,7 @@ app.command("bench")(bench_cmd)
 app.command("demo")(demo_cmd)
 app.command("bench-policy")(bench_policy_cmd)
 app.command("strategies")(strategies_cmd)
+app.command("dashboard")(dashboard_cmd)
 app.add_typer(topic_app, name="topic")
 app.add_typer(web_app, name="web")
 
@@ -35,6 +37,7 @@ app.add_typer(web_app, name="web")
 def main(args: list[str] | None = None) -> int:
     """The console entry point: a mistyped command line is one line naming the mistake and where to look,
     not click's usage box; every command's own user errors are one line too (``cli.common.fail``)."""
+    args = with_dashboard_port(sys.argv[1:] if args is None else list(args))  # `crawl --dashboard` alone
     try:
         code = app(args, standalone_mode=False)  # a command's typer.Exit(n) comes back as n
     except click_exceptions.UsageError as exc:
