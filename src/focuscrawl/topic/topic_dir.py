@@ -108,7 +108,8 @@ def write_topic_dir(directory: str | Path, topic: TopicInputs, *, overwrite: boo
 
 
 def _html_text(html: str, path: Path) -> str:
-    title, text, _ = parse_html(html, f"http://local.invalid/{path.name}")
+    # main text, as the crawler reads fetched pages by default: the classifier learns from what it will see
+    title, text, _ = parse_html(html, f"http://local.invalid/{path.name}", main_text=True)
     return f"{title}\n{text}" if title else text
 
 

@@ -13,6 +13,8 @@ import codecs
 import html as html_lib
 import re
 
+from resiliparse.extract.html2text import extract_plain_text
+from resiliparse.parse.html import HTMLTree
 from selectolax.lexbor import LexborHTMLParser
 
 from focuscrawl.types import Link
@@ -107,9 +109,13 @@ def clean_text(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-def parse_html(html: str, base_url: str, max_links: int = 1000) -> tuple[str, str, list[Link]]:
+def parse_html(html: str, base_url: str, max_links: int = 1000, *, main_text: bool = False
+               ) -> tuple[str, str, list[Link]]:
     """Return (title, text, outlinks) of an HTML document.
 
+    The text is the body minus scripts, styles and navigation, or with ``main_text`` the document's main
+    content (``extract_main_text``), falling back to the body's text when none is found. Title and
+    outlinks always come from the whole document: a crawler must follow the menu's links too.
     Links are resolved against ``<base href>`` or ``base_url``, normalised, non-http(s) ones dropped,
     duplicates merged (first anchor text wins, as the first occurrence is usually the most visible).
     """
@@ -130,10 +136,24 @@ def parse_html(html: str, base_url: str, max_links: int = 1000) -> tuple[str, st
         links.append(Link(url, clean_text(node.text() or node.attributes.get("alt") or "")))
         if len(links) >= max_links:
             break
-    tree.strip_tags(_DROP_TAGS)
-    body = tree.body
-    text = clean_text(body.text(separator=" ") if body is not None else tree.text(separator=" "))
+    text = extract_main_text(html) if main_text else ""
+    if not text:
+        tree.strip_tags(_DROP_TAGS)
+        body = tree.body
+        text = clean_text(body.text(separator=" ") if body is not None else tree.text(separator=" "))
     return title, text, links
+
+
+def extract_main_text(html: str) -> str:
+    """The main content of an HTML document as plain text, without menus, headers, footers, cookie banners
+    and sidebars: Resiliparse's main-content extraction (docs/results.md, "Main text", says why this one).
+    Empty when it finds no main content (tiny pages, frame sets): callers fall back to the whole text."""
+    try:
+        tree = HTMLTree.parse(html)
+        return clean_text(extract_plain_text(tree, main_content=True, alt_texts=False, links=False,
+                                             list_bullets=False, noscript=False))
+    except (ValueError, RuntimeError):  # a document its parser cannot take: no main text, not a crash
+        return ""
 
 
 def render_html(title: str, text: str, links: list[Link]) -> str:

@@ -71,6 +71,9 @@ class FetchConfig:
     max_redirects: int = 5
     max_url_length: int = MAX_URL_LENGTH
     max_outlinks: int = 1000
+    # Page text = the main content (boilerplate removed, web/html.py extract_main_text), for relevance and
+    # pages.jsonl; False: the whole body minus script/style/nav. Title and outlinks come from the whole page.
+    main_text: bool = True
     trap_max_segment_repeats: int = 3
     trap_max_depth: int = 16
     allow_loopback: bool = False
@@ -233,7 +236,7 @@ class HttpFetcher:
         if 200 <= response.status < 300 and response.is_html:
             document = decode_html(response.body, response.header("Content-Type"), truncated=response.truncated)
             try:
-                title, text, links = parse_html(document, final, max_links=cfg.max_outlinks)
+                title, text, links = parse_html(document, final, max_links=cfg.max_outlinks, main_text=cfg.main_text)
             except Exception as exc:  # noqa: BLE001 - a page the parser cannot take is a failed page, not a crash
                 title, text, links = "", "", []
                 page.error = f"unparseable HTML: {type(exc).__name__}"
