@@ -240,6 +240,8 @@ class Crawler:
         if self.config.web:
             return OfflineFetcher(resolve_web_dir(self.config.web), latency_s=self.config.offline_latency_s)
         settings = dict(self.config.fetch)
+        if self.config.scope.content_types is not None:
+            settings.setdefault("content_types", tuple(self.config.scope.content_types))
         if self.config.hosts_map is not None:
             # A web served on loopback: its host names resolve through the server's mapping.
             mapping = json.loads(Path(self.config.hosts_map).read_text())

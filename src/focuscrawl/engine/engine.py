@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from focuscrawl.engine.caps import DomainCap
+from focuscrawl.engine.scope import Scope
 from focuscrawl.policy import CrawlContext, Policy
 from focuscrawl.types import (
     Observation,
@@ -65,6 +66,7 @@ class CrawlEngine:
         judge: Callable[[str], bool] | None = None,
         sinks: Iterable[EventSink] = (),
         max_outlinks: int = 1000,
+        scope: Scope | None = None,
     ):
         if budget <= 0:
             raise ValueError("budget must be positive")
@@ -75,6 +77,7 @@ class CrawlEngine:
         self.judge = judge
         self.sinks = list(sinks)
         self.max_outlinks = max_outlinks
+        self.scope = scope if scope is not None else Scope()
         self.stats = CrawlStats()
         self.fetched: set[str] = set()
         self.parent: dict[str, str | None] = {}
@@ -97,6 +100,9 @@ class CrawlEngine:
             url = normalize_url(raw)
             if url is None:
                 raise ValueError(f"seed {raw!r} is not an http(s) URL")
+            out_of_scope = self.scope.reason(url, 0)
+            if out_of_scope is not None:
+                raise ValueError(f"seed {url} is out of the crawl's scope: {out_of_scope}")
             if url not in self.parent:
                 self._discover(url, None, domain_of(url))
                 seeds.append(url)
@@ -171,7 +177,9 @@ class CrawlEngine:
             if getattr(self.classifier, "learns_online", False):
                 self.classifier.learn_one(text)  # a self-training model learns from every page it scores
         reward = 1.0 if relevance >= REWARD_THRESHOLD else 0.0
-        links = [] if duplicate else self._new_links(url, page)
+        # a redirect that left the scope (another domain, an excluded path) is fetched, but not followed further
+        followed = not duplicate and self.scope.allows(final_url, self.depth.get(url, 0))
+        links = self._new_links(url, page) if followed else []
 
         started = time.perf_counter()
         self.policy.observe(Observation(step, selection, page, relevance, reward, links))
@@ -291,6 +299,7 @@ class CrawlEngine:
     def _new_links(self, parent: str, page: Page) -> list[Outlink]:
         links: list[Outlink] = []
         seen: set[str] = set()
+        depth = self.depth.get(parent, 0) + 1
         for link in page.outlinks:
             url = normalize_url(link.url)
             if url is None or url in seen or url in self.fetched or url == parent:
@@ -300,6 +309,8 @@ class CrawlEngine:
             if host in self.capped_hosts:
                 continue
             new = url not in self.parent
+            if new and not self.scope.allows(url, depth):
+                continue  # out of scope: never in the frontier, never a step
             if new:
                 self._discover(url, parent, host)
             links.append(Outlink(url, link.anchor, host, new))
