@@ -124,7 +124,7 @@ class AdaptivePolicy(Policy):
                  rerank_every: int = 10, keep: int = 512, site_prior: float = 2.0, window: int = WINDOW,
                  forget: float = 0.995, gamma: float = 0.0):
         # Defaults chosen on the development suite's tuning half (docs/benchmark.md, "How defaults are chosen"):
-        # no evidence trusted a priori (a best-first prior did worse on 7 of 8 rows), old samples forgotten
+        # no evidence trusted a priori (a best-first prior did worse on all 8 tuning rows), old samples forgotten
         # slowly, one selection in ten following a single piece of evidence, 100-character link contexts.
         weights = dict(prior or {})
         unknown = set(weights) - set(EVIDENCE) - {"bias"}
