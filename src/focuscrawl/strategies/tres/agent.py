@@ -32,14 +32,15 @@ Choices where the papers leave room (documented here; the numeric ones are const
 - Dead ends (non-200 pages) are ordinary experience with reward 0.
 - ``anchor_prob`` (default ``anchor_model="reward+tfidf"``): the mean of the reward classifier's probability
   (the arXiv paper's KwBiLSTM) and a TF-IDF + logistic-regression model's, both trained on the topic's
-  example texts. The journal leaves the classifier open ("e.g. a BiLSTM"). Measured (docs/results.md,
-  section 1, "Diagnosis: the anchor feature"): the KwBiLSTM ranks anchors well overall (it generalises
-  through word vectors: Biology) but its top ranks are less precise than a lexical model's (Physics); the
-  mean beat either alone in AUC on all four benchmark topics and held up on two held-out ones.
+  example texts. The journal leaves the classifier open ("e.g. a BiLSTM"). Measured
+  (docs/history/results-protocol-1.md, section 1, "Diagnosis: the anchor feature"): the KwBiLSTM ranks
+  anchors well overall (it generalises through word vectors: Biology) but its top ranks are less precise
+  than a lexical model's (Physics); the mean beat either alone in AUC on all four benchmark topics and held
+  up on two held-out ones.
   ``anchor_model="reward"`` is the paper-literal feature (see ``parse_anchor_model`` for the syntax).
 - ``parent_feature="probability"`` (not the default) gives outlinks their parent page's classifier
   probability instead of its binary reward: a departure from the paper's state, kept as an option for
-  the Physics experiment in docs/results.md.
+  the Physics experiment in docs/history/results-protocol-1.md.
 
 Variants are composed, not branched on: the frontier selector is a component (``selector`` option, the
 classes below ``TresPolicy``), the rest are options. Presets (``focuscrawl.strategies.tres``):
