@@ -5,6 +5,10 @@ driver calls ``next_selection`` for as many requests as it keeps in flight and `
 complete). It owns everything that must be identical across strategies for a comparison to be fair: the
 closure (never fetch a URL twice), URL normalisation, the per-domain cap, the budget and the event stream.
 
+In a distributed crawl each shard's engine owns a partition of the hosts (``owns``): links to other hosts
+do not enter its frontier but wait in ``outgoing`` for the shard to send them to their owner, and links
+another shard found enter it through ``adopt``. Without ``owns`` nothing of that happens.
+
 Its crawl state (closure, discovered URLs, host counters, selections in flight, the policy) can be
 written out and read back (``snapshot`` / ``restore``): a run folder's checkpoints. Together with the
 operation log of a run folder (``focuscrawl.crawl.resume``) that is the one resume mechanism.
@@ -22,6 +26,7 @@ from dataclasses import dataclass, field
 from focuscrawl.engine.caps import DomainCap
 from focuscrawl.policy import CrawlContext, Policy
 from focuscrawl.types import (
+    ForeignLinks,
     Observation,
     Outlink,
     Page,
@@ -65,6 +70,7 @@ class CrawlEngine:
         judge: Callable[[str], bool] | None = None,
         sinks: Iterable[EventSink] = (),
         max_outlinks: int = 1000,
+        owns: Callable[[str], bool] | None = None,
     ):
         if budget <= 0:
             raise ValueError("budget must be positive")
@@ -88,6 +94,10 @@ class CrawlEngine:
         self._in_flight: dict[str, tuple[Selection, float]] = {}
         self._in_flight_per_host: Counter[str] = Counter()
         self.context: CrawlContext | None = None
+        # Distributed crawls: which URLs this shard owns (None: all), and links found for other shards since
+        # the last take_outgoing(). Not crawl state: a resumed shard finds its sent links in its store.
+        self.owns = owns
+        self.outgoing: list[ForeignLinks] = []
 
     # -- setup ---------------------------------------------------------------------------------
     def start(self, context: CrawlContext) -> None:
@@ -97,10 +107,12 @@ class CrawlEngine:
             url = normalize_url(raw)
             if url is None:
                 raise ValueError(f"seed {raw!r} is not an http(s) URL")
+            if self.owns is not None and not self.owns(url):
+                continue  # another shard's seed
             if url not in self.parent:
                 self._discover(url, None, domain_of(url))
                 seeds.append(url)
-        if not seeds:
+        if not seeds and self.owns is None:
             raise ValueError("no seeds: a crawl needs at least one seed URL")
         context.seeds = seeds
         self.context = context
@@ -171,7 +183,12 @@ class CrawlEngine:
             if getattr(self.classifier, "learns_online", False):
                 self.classifier.learn_one(text)  # a self-training model learns from every page it scores
         reward = 1.0 if relevance >= REWARD_THRESHOLD else 0.0
-        links = [] if duplicate else self._new_links(url, page)
+        foreign: list[tuple[str, str]] = []
+        links = [] if duplicate else self._new_links(url, page, foreign)
+        if foreign:
+            sent = Page(url=page.url, final_url=page.final_url, status=page.status, content_type=page.content_type,
+                        title=page.title, text=page.text, outlinks=list(page.outlinks))
+            self.outgoing.append(ForeignLinks(url, sent, relevance, reward, self.depth.get(url, 0), foreign))
 
         started = time.perf_counter()
         self.policy.observe(Observation(step, selection, page, relevance, reward, links))
@@ -214,6 +231,39 @@ class CrawlEngine:
             page = web.fetch(selection.url)
             self.record(selection.url, page, time.perf_counter() - started)
         return self.stats
+
+    # -- distributed crawls: links across shards ---------------------------------------------------
+    def take_outgoing(self) -> list[ForeignLinks]:
+        """The links found for other shards since the last call (each parent page's, in step order)."""
+        outgoing, self.outgoing = self.outgoing, []
+        return outgoing
+
+    def adopt(self, foreign: ForeignLinks) -> int:
+        """Links another shard found enter this shard's closure bookkeeping and its policy's frontier.
+
+        Filtered as a page's own outlinks are (fetched, capped, not owned here, duplicates); the policy gets
+        them in a ``foreign`` Observation of the parent page (``Policy.adopt``). Returns how many it got.
+        """
+        links: list[Outlink] = []
+        seen: set[str] = set()
+        for url, anchor in foreign.links:
+            if url in seen or url in self.fetched or (self.owns is not None and not self.owns(url)):
+                continue
+            seen.add(url)
+            host = domain_of(url)
+            if host in self.capped_hosts:
+                continue
+            new = url not in self.parent
+            if new:
+                self._discover(url, foreign.parent, host)
+                self.depth[url] = foreign.depth + 1
+            links.append(Outlink(url, anchor, host, new))
+        if links:
+            started = time.perf_counter()
+            self.policy.adopt(Observation(self.stats.steps, Selection(foreign.parent), foreign.page,
+                                          foreign.relevance, foreign.reward, links, foreign=True))
+            self.stats.decision_s += time.perf_counter() - started
+        return len(links)
 
     @property
     def in_flight(self) -> list[str]:
@@ -288,7 +338,8 @@ class CrawlEngine:
                 if count >= limit:
                     self._cap_host(host)
 
-    def _new_links(self, parent: str, page: Page) -> list[Outlink]:
+    def _new_links(self, parent: str, page: Page, foreign: list[tuple[str, str]]) -> list[Outlink]:
+        """The page's outlinks for the policy; those to hosts another shard owns go to ``foreign`` instead."""
         links: list[Outlink] = []
         seen: set[str] = set()
         for link in page.outlinks:
@@ -296,6 +347,11 @@ class CrawlEngine:
             if url is None or url in seen or url in self.fetched or url == parent:
                 continue
             seen.add(url)
+            if self.owns is not None and not self.owns(url):
+                foreign.append((url, link.anchor))  # its owner filters and caps it
+                if len(links) + len(foreign) >= self.max_outlinks:
+                    break
+                continue
             host = domain_of(url)
             if host in self.capped_hosts:
                 continue
@@ -303,7 +359,7 @@ class CrawlEngine:
             if new:
                 self._discover(url, parent, host)
             links.append(Outlink(url, link.anchor, host, new))
-            if len(links) >= self.max_outlinks:
+            if len(links) + len(foreign) >= self.max_outlinks:
                 break
         return links
 
