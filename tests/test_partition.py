@@ -1,0 +1,44 @@
+"""The engine's partition hooks for distributed crawls, without Ray: a stable host hash, foreign links kept out of
+the frontier and handed over with their parent, adopted links reaching every strategy's frontier."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import tiny_crawl
+
+from focuscrawl.crawl.distributed import decode_links, encode_links, shard_of
+from focuscrawl.strategies.registry import STRATEGIES
+from focuscrawl.types import ForeignLinks
+
+
+def test_shard_of_is_a_stable_hash_of_the_host():
+    # fixed values: a Python hash() would change between processes, blake2b does not
+    assert [shard_of(f"http://h{i}.test/x", 3) for i in range(8)] == [2, 1, 0, 1, 1, 0, 0, 2]
+    assert shard_of("http://www.h0.test/a", 3) == shard_of("http://h0.test/b", 3)  # one site, one shard
+
+
+def test_links_to_other_shards_wait_in_outgoing_with_their_parent(tiny_web):
+    crawl, events, web = tiny_crawl(tiny_web, "bfs", budget=5)
+    engine = crawl.engine
+    engine.owns = lambda url: "trains.test" not in url
+    engine.run(web)
+    sent = engine.take_outgoing()
+    assert sent and all(url.startswith("http://trains.test/") for m in sent for url, _ in m.links)
+    assert not any("trains.test" in e.url for e in events)  # never in this shard's frontier
+    first = sent[0]
+    assert first.parent == "http://birds.test/b0" and first.page.title == "b0" and first.depth == 0
+    assert first.reward == 1.0 and first.page.html is None
+    assert engine.take_outgoing() == []
+    assert decode_links(encode_links(first)) == first
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_every_strategy_fetches_links_another_shard_found(tiny_web, strategy):
+    crawl, events, web = tiny_crawl(tiny_web, strategy, budget=60)
+    parent = web.fetch("http://trains.test/t3")
+    adopted = crawl.engine.adopt(ForeignLinks("http://trains.test/t3", parent, 0.9, 1.0, 4,
+                                              [("http://nowhere.test/nest", "bird nest")]))
+    assert adopted == 1
+    assert crawl.engine.depth["http://nowhere.test/nest"] == 5
+    crawl.engine.run(web)
+    assert "http://nowhere.test/nest" in {e.url for e in events}
