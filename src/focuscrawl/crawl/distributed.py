@@ -288,6 +288,8 @@ class Shard:
     async def poll(self, max_messages: int = 200) -> tuple[dict, list[tuple[str, int, bytes]]]:
         """This shard's status, and messages of its outbox not yet acknowledged (oldest first)."""
         await self._ensure_started()
+        if self._task.done() and not self._task.cancelled() and self._task.exception() is not None:
+            raise self._task.exception()  # the crawl loop failed: the driver says why
         return self.status(), self.store.outbox(max_messages)
 
     def status(self) -> dict:
