@@ -143,6 +143,7 @@ def test_one_shard_at_concurrency_one_crawls_as_the_single_process_crawl(site, l
 
 
 def test_a_shard_killed_mid_crawl_is_restarted_and_nothing_is_lost_or_fetched_twice(site, local_ray):
+    """Also: learning across shards (parameter averaging) survives the restarts, replayed from the stores."""
     from focuscrawl.crawl.distributed import DistributedCrawler
 
     root, server = site
@@ -158,7 +159,8 @@ def test_a_shard_killed_mid_crawl_is_restarted_and_nothing_is_lost_or_fetched_tw
             kills.append(shard)
             ray.kill(crawler.shards[shard], no_restart=False)
 
-    settings = _settings(root, server, out=root / "killed", budget=90, workers=2, concurrency=1, strategy="bfs")
+    settings = _settings(root, server, out=root / "killed", budget=90, workers=2, concurrency=1,
+                         strategy="adaptive", average_every=10)  # a restarted shard replays averaged parameters too
     settings["fetch"] = {"min_delay": 0.25}  # slow (about 8 pages/s) for three restarts well before the budget
     summary = DistributedCrawler(**settings).crawl(on_poll=kill_shard)
     assert kills == [1, 0, 1]
@@ -168,6 +170,7 @@ def test_a_shard_killed_mid_crawl_is_restarted_and_nothing_is_lost_or_fetched_tw
     meta = [sqlite3.connect(root / "killed" / "shards" / str(k) / "state.sqlite").execute(
         "SELECT value FROM meta WHERE key = 'starts'").fetchone()[0] for k in range(2)]
     assert sorted(int(m) for m in meta) == [2, 3]  # shard 0 started twice, shard 1 three times
+    assert json.loads((root / "killed" / "summary.json").read_text())["averaging_rounds"] >= 2
     # every link sent between shards arrived: no outbox is left with anything in it
     for k in range(2):
         db = sqlite3.connect(root / "killed" / "shards" / str(k) / "state.sqlite")

@@ -3,10 +3,11 @@ the frontier and handed over with their parent, adopted links reaching every str
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from conftest import tiny_crawl
 
-from focuscrawl.crawl.distributed import decode_links, encode_links, shard_of
+from focuscrawl.crawl.distributed import apply_message, average_parameters, decode_links, encode_links, shard_of
 from focuscrawl.strategies.registry import STRATEGIES
 from focuscrawl.types import ForeignLinks
 
@@ -42,3 +43,18 @@ def test_every_strategy_fetches_links_another_shard_found(tiny_web, strategy):
     assert crawl.engine.depth["http://nowhere.test/nest"] == 5
     crawl.engine.run(web)
     assert "http://nowhere.test/nest" in {e.url for e in events}
+
+
+def test_averaged_parameters_are_weighted_by_pages_and_loaded_by_adaptive(tiny_web):
+    import pickle
+
+    crawls = [tiny_crawl(tiny_web, "adaptive", budget=budget)[0] for budget in (10, 30)]
+    for crawl in crawls:
+        crawl.engine.run(tiny_crawl(tiny_web, "adaptive")[2])
+    shared = [(crawl.engine.stats.steps, crawl.policy.parameters()) for crawl in crawls]
+    average = average_parameters(shared)
+    expected = (10 * shared[0][1]["evidence"] + 30 * shared[1][1]["evidence"]) / 40
+    assert np.allclose(average["evidence"], expected)
+    apply_message(crawls[0].engine, "avg:1", pickle.dumps(average))
+    assert np.allclose(crawls[0].policy.parameters()["evidence"], expected)
+    assert crawls[0].policy.parameters()["link_w"].shape == shared[0][1]["link_w"].shape

@@ -24,6 +24,7 @@ import csv
 import json
 import logging
 import os
+import pickle
 import time
 import zlib
 from collections import deque
@@ -31,6 +32,8 @@ from dataclasses import asdict, dataclass, field
 from hashlib import blake2b
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from focuscrawl.builder import Classifiers, build_crawl, check_strategies, reward_model_for
 from focuscrawl.config import CrawlConfig, load_config, read_effective_config
@@ -75,6 +78,25 @@ def encode_links(message: ForeignLinks) -> bytes:
                         "content_type": page.content_type, "title": page.title, "text": page.text,
                         "outlinks": [(link.url, link.anchor) for link in page.outlinks]}}
     return zlib.compress(json.dumps(payload).encode("utf-8"), 3)
+
+
+PARAMETERS_PREFIX = "avg:"
+
+
+def apply_message(engine: CrawlEngine, message_id: str, blob: bytes) -> int:
+    """A stored message, as when it arrived (and on replay): links to adopt, or averaged parameters to load."""
+    if message_id.startswith(PARAMETERS_PREFIX):
+        engine.policy.load_parameters(pickle.loads(blob))
+        return 0
+    return engine.adopt(decode_links(blob))
+
+
+def average_parameters(shared: list[tuple[int, dict]]) -> dict:
+    """The parameters of several shards averaged, each weighted by the pages it has fetched."""
+    total = sum(weight for weight, _ in shared)
+    names = shared[0][1].keys()
+    return {name: sum(weight * np.asarray(params[name], dtype=np.float64) for weight, params in shared) / total
+            for name in names}
 
 
 def decode_links(blob: bytes) -> ForeignLinks:
@@ -222,12 +244,12 @@ class Shard:
 
         engine = fresh()
         try:
-            replay(engine, self.store, use_checkpoint=config.checkpoint_every > 0, decode=decode_links)
+            replay(engine, self.store, use_checkpoint=config.checkpoint_every > 0, on_message=apply_message)
         except ResumeError:
             raise
         except Exception:  # noqa: BLE001 - an unreadable checkpoint: replay the whole log instead
             engine = fresh()
-            replay(engine, self.store, use_checkpoint=False, decode=decode_links)
+            replay(engine, self.store, use_checkpoint=False, on_message=apply_message)
         return engine
 
     async def _ensure_started(self) -> None:
@@ -310,12 +332,26 @@ class Shard:
         adopted = 0
         for message_id, blob in messages:
             if not self.store.has_message(message_id):
-                adopted += self.engine.adopt(decode_links(blob))  # the engine call, then its op in the log
+                adopted += apply_message(self.engine, message_id, blob)  # the engine call, then its op in the log
                 self.store.commit_adopt(message_id, blob)
             stored.append(message_id)
         if adopted:
             self._wake.set()
         return stored
+
+    async def parameters(self) -> tuple[int, dict] | None:
+        """(pages fetched, the policy's learned parameters), or None when it has none or has fetched nothing."""
+        await self._ensure_started()
+        committed = self.store.step_count()
+        parameters = self.engine.policy.parameters()
+        return None if parameters is None or committed == 0 else (committed, parameters)
+
+    async def load_parameters(self, message_id: str, parameters: dict) -> None:
+        """Averaged parameters from the driver: loaded and logged as a message, so a replay loads them again."""
+        await self._ensure_started()
+        if not self.store.has_message(message_id):
+            self.engine.policy.load_parameters(parameters)
+            self.store.commit_adopt(message_id, pickle.dumps(parameters, protocol=pickle.HIGHEST_PROTOCOL))
 
     async def acknowledge(self, message_ids: list[str]) -> None:
         await self._ensure_started()
@@ -381,6 +417,8 @@ class DistributedCrawler:
         self.summary: CrawlSummary | None = None
         self._stop_requested = 0
         self.restarted_shards = 0
+        self.averaging_rounds = 0
+        self._averaged_at = 0
 
     @classmethod
     def resume(cls, out: str | Path, **overrides) -> DistributedCrawler:
@@ -465,6 +503,7 @@ class DistributedCrawler:
             committed = {k: self._committed(k) for k in range(self.workers)}
             resumed = sum(committed.values())
             self.stats = DistributedStats(steps=resumed, resumed_steps=resumed)
+            self._averaged_at = resumed
             ray = self._init_ray()
             try:
                 self._start_actors(ray, config, topic, seeds, classifier, hosts, committed)
@@ -542,6 +581,9 @@ class DistributedCrawler:
                     outgoing[k] = messages
             routed = self._route(ray, outgoing, answered)
             self._update_stats([s for s in statuses if s is not None])
+            every = self.config.average_every
+            if every and len(answered) == self.workers and self.stats.steps - self._averaged_at >= every:
+                self._average(ray)
             if on_poll is not None:
                 on_poll(self)
             if len(answered) == self.workers:
@@ -550,6 +592,25 @@ class DistributedCrawler:
                 if not routed and all(s["idle"] and not s["outbox"] for s in statuses):
                     return "frontier"
             time.sleep(self.POLL_S)
+
+    def _average(self, ray) -> None:
+        """One round of learning across shards: the shards' parameters, averaged, loaded by every shard."""
+        self._averaged_at = self.stats.steps
+        try:
+            shared = [p for p in ray.get([shard.parameters.remote() for shard in self.shards], timeout=120) if p]
+        except Exception:  # noqa: BLE001 - a shard died meanwhile: next round
+            return
+        if len(shared) < 2:
+            return
+        average = average_parameters(shared)
+        self.averaging_rounds += 1
+        message_id = f"{PARAMETERS_PREFIX}{time.time_ns()}"
+        refs = [shard.load_parameters.remote(message_id, average) for shard in self.shards]
+        for ref in refs:
+            try:
+                ray.get(ref, timeout=120)
+            except Exception:  # noqa: BLE001 - a restarted shard continues with its own until the next round
+                pass
 
     def _route(self, ray, outgoing: dict[int, list[tuple[str, int, bytes]]], answered: set[int]) -> int:
         """Each message to its destination (if it answered this round); acknowledged to its sender once stored
@@ -648,6 +709,7 @@ class DistributedCrawler:
                                elapsed_s=elapsed, stopped=stopped)
         shards = {st["shard"]: st for st in finals}
         report = {**asdict(summary), "workers": self.workers, "restarted_shards": self.restarted_shards,
+                  "averaging_rounds": self.averaging_rounds,
                   "shards": [{"shard": k, "steps": sum(1 for _, j, _ in records if j == k),
                               "frontier": shards.get(k, {}).get("frontier"),
                               "starts": shards.get(k, {}).get("starts")} for k in range(self.workers)]}

@@ -14,7 +14,6 @@ from collections.abc import Callable
 
 from focuscrawl.engine import CrawlEngine
 from focuscrawl.storage.state import StateStore
-from focuscrawl.types import ForeignLinks
 
 
 class ResumeError(RuntimeError):
@@ -22,14 +21,15 @@ class ResumeError(RuntimeError):
 
 
 def replay(engine: CrawlEngine, store: StateStore, *, use_checkpoint: bool = True,
-           decode: Callable[[bytes], ForeignLinks] | None = None) -> int:
+           on_message: Callable[[CrawlEngine, str, bytes], None] | None = None) -> int:
     """Restore the latest checkpoint (if asked and present) and replay the log after it; returns steps replayed.
 
     Afterwards the URLs the crashed process was fetching (selected, never recorded) are in
     ``engine.in_flight``, in selection order: the driver fetches them first. Raises ``ResumeError`` when the
     policy does not select what the log says, and whatever unpickling raises for a bad checkpoint (the
-    caller then replays the whole log into a fresh engine). ``decode`` reads an adopted message (distributed
-    crawls); links the replayed steps found for other shards are dropped, being in the store's outbox already.
+    caller then replays the whole log into a fresh engine). ``on_message(engine, id, blob)`` applies a message
+    from another shard or the driver again (distributed crawls); links the replayed steps found for other shards
+    are dropped, being in the store's outbox already.
     """
     after, first_step = 0, 0
     checkpoint = store.latest_checkpoint() if use_checkpoint else None
@@ -50,9 +50,9 @@ def replay(engine: CrawlEngine, store: StateStore, *, use_checkpoint: bool = Tru
                         f"replay diverged at op {seq}: the policy selected {got!r} where the log has {url!r}; "
                         "the strategy, its options or the topic changed, or the strategy is not deterministic")
             elif kind == "A":
-                if decode is None:
-                    raise ResumeError(f"op {seq} adopts links from another shard: a distributed crawl's store")
-                engine.adopt(decode(store.message(url)))
+                if on_message is None:
+                    raise ResumeError(f"op {seq} is a message from another shard: a distributed crawl's store")
+                on_message(engine, url, store.message(url))
             else:
                 record = next(steps, None)
                 if record is None or record.url != url:
