@@ -177,10 +177,12 @@ class Shard:
     spent: it waits for links from other shards), stopped.
     """
 
-    def __init__(self, index: int, workers: int, config: dict, coordinator):
+    def __init__(self, index: int, workers: int, config: dict, coordinator: str):
         self.index, self.workers = index, workers
         self.config = CrawlConfig.model_validate(config)
-        self.coordinator = coordinator
+        # the coordinator by name: an actor handle among the constructor arguments would make Ray warn
+        # that a restart depends on objects in its store
+        self.coordinator_name = coordinator
         self.topic: TopicInputs | None = None
         self.lease_pages = self.config.lease_pages
         self.out = Path(self.config.out)
@@ -200,6 +202,7 @@ class Shard:
     # -- life cycle ------------------------------------------------------------------------------
     async def _start(self) -> None:
         self._lease_lock, self._wake = asyncio.Lock(), asyncio.Event()
+        self.coordinator = require_ray().get_actor(self.coordinator_name)
         self.topic, self.seeds, self.classifier, self.hosts = await self.coordinator.inputs.remote()
         self.folder = RunFolder(self.out)
         for _ in range(300):  # a killed predecessor's process may hold the folder's lock for a moment
@@ -532,15 +535,16 @@ class DistributedCrawler:
             store.close()
 
     def _start_actors(self, ray, config, topic, seeds, classifier, hosts, committed) -> None:
-        self.coordinator = ray.remote(num_cpus=0)(Coordinator).remote(config.budget, committed,
-                                                                      (topic, seeds, classifier, hosts))
+        name = f"focuscrawl-coordinator-{os.getpid()}-{time.time_ns()}"
+        self.coordinator = ray.remote(num_cpus=0)(Coordinator).options(name=name).remote(
+            config.budget, committed, (topic, seeds, classifier, hosts))
         shard_actor = ray.remote(Shard)
         self.shards = []
         for k in range(self.workers):
             shard_config = {**config.model_dump(mode="json"), "out": str(self.out / SHARDS_DIR / str(k)),
                             "progress": "none", "plot": False}
             self.shards.append(shard_actor.options(num_cpus=1, max_restarts=-1, max_task_retries=0).remote(
-                k, self.workers, shard_config, self.coordinator))
+                k, self.workers, shard_config, name))
 
     def _run(self, ray, on_poll) -> str:
         """Poll the shards, carry their messages, until the budget or every frontier and outbox is spent.
