@@ -132,6 +132,22 @@ def test_three_shards_reach_the_budget_politely_without_fetching_a_url_twice(sit
     assert gaps and min(gaps) >= MIN_DELAY - 0.002
 
 
+def test_shards_that_run_out_of_links_end_the_crawl_with_every_reachable_page_once(site, local_ray):
+    """A budget larger than the web: the crawl ends when every frontier and outbox is empty, and has fetched
+    exactly what the single-process crawl fetches, so no link between shards was lost on the way."""
+    from focuscrawl.crawl.distributed import DistributedCrawler
+
+    root, server = site
+    settings = _settings(root, server, budget=500, concurrency=4, strategy="bfs", fetch={"min_delay": 0.005})
+    single = Crawler(**settings, out=root / "all-single").crawl()
+    summary = DistributedCrawler(**settings, out=root / "all-n3", workers=3).crawl()
+    assert summary.stopped == "frontier" == single.stopped
+    urls = [p["url"] for p in _pages(root / "all-n3")]
+    assert len(urls) == len(set(urls)) == summary.steps
+    assert set(urls) == {p["url"] for p in _pages(root / "all-single")}
+    assert len(urls) == len(HOSTS) * PAGES
+
+
 def test_one_shard_at_concurrency_one_crawls_as_the_single_process_crawl(site, local_ray):
     from focuscrawl.crawl.distributed import DistributedCrawler
 

@@ -58,3 +58,30 @@ def test_averaged_parameters_are_weighted_by_pages_and_loaded_by_adaptive(tiny_w
     apply_message(crawls[0].engine, "avg:1", pickle.dumps(average))
     assert np.allclose(crawls[0].policy.parameters()["evidence"], expected)
     assert crawls[0].policy.parameters()["link_w"].shape == shared[0][1]["link_w"].shape
+
+
+def test_repair_keeps_a_shards_adopted_messages(tiny_web, tmp_path):
+    import sqlite3
+
+    from focuscrawl.storage import StateStore
+    from focuscrawl.storage.repair import repair_run_folder
+
+    crawl, events, web = tiny_crawl(tiny_web, "bfs", budget=1)
+    parent = web.fetch("http://trains.test/t3")
+    store = StateStore(tmp_path / "state.sqlite")
+    store.initialise(identity={"shard": 0})
+    for i in range(3):
+        message = ForeignLinks("http://trains.test/t3", parent, 0.9, 1.0, 0, [(f"http://nowhere.test/{i}", "x")])
+        assert store.commit_adopt(f"1:{i}:0", encode_links(message))
+        store.log_select(f"http://h.test/{i}")  # committed with the next message; no step: all after the cut
+    assert not store.commit_adopt("1:0:0", b"again")  # a re-sent message is recognised
+    store.db.execute("INSERT INTO outbox VALUES ('0:0:1', 1, x'00')")
+    store.db.execute("DELETE FROM inbox WHERE id = '1:1:0'")  # as if that row were unreadable
+    store.close()
+    repair_run_folder(tmp_path)
+    db = sqlite3.connect(tmp_path / "state.sqlite")
+    # no step survived, so no select either; the adopted messages do (their senders forgot them), but the one
+    # whose row was lost
+    assert db.execute("SELECT kind, url FROM ops").fetchall() == [("A", "1:0:0"), ("A", "1:2:0")]
+    assert db.execute("SELECT id FROM inbox").fetchall() == [("1:0:0",), ("1:2:0",)]
+    assert db.execute("SELECT id, dest FROM outbox").fetchall() == [("0:0:1", 1)]

@@ -13,7 +13,7 @@ from focuscrawl.config import CrawlConfig, load_config, read_effective_config
 from focuscrawl.crawl import Crawler
 from focuscrawl.crawl.distributed import DistributedCrawler
 from focuscrawl.crawl.progress import Progress
-from focuscrawl.crawl.run_folder import RunFolder
+from focuscrawl.crawl.run_folder import SHARDS_DIR, RunFolder
 
 
 def crawl_cmd(
@@ -58,10 +58,12 @@ def crawl_cmd(
 
     if repair:
         def salvage() -> None:
-            with RunFolder(out) as folder:
-                report = folder.repair()
-            typer.echo(f"{report}; resuming the crawl" if report else f"{out}: the crawl state is readable, nothing to "
-                       "repair; resuming the crawl", err=True)
+            shards = sorted(p for p in (out / SHARDS_DIR).glob("*") if p.is_dir())
+            for path in shards or [out]:  # a distributed crawl: each shard's store
+                with RunFolder(path) as folder:
+                    report = folder.repair()
+                typer.echo(f"{report}; resuming the crawl" if report else f"{path}: the crawl state is readable, "
+                           "nothing to repair; resuming the crawl", err=True)
         run(salvage)
     crawler = run(prepare)
     if dashboard is not None:
