@@ -85,3 +85,15 @@ def test_repair_keeps_a_shards_adopted_messages(tiny_web, tmp_path):
     assert db.execute("SELECT kind, url FROM ops").fetchall() == [("A", "1:0:0"), ("A", "1:2:0")]
     assert db.execute("SELECT id FROM inbox").fetchall() == [("1:0:0",), ("1:2:0",)]
     assert db.execute("SELECT id, dest FROM outbox").fetchall() == [("0:0:1", 1)]
+
+
+def test_the_coordinator_never_grants_beyond_the_budget_and_shares_it_until_every_shard_has_asked():
+    from focuscrawl.crawl.distributed import Coordinator
+
+    coordinator = Coordinator(100, {0: 0, 1: 0}, workers=2)
+    assert coordinator.lease(0, 0, 16) == 16
+    assert coordinator.lease(0, 16, 40) == 34  # its half of the budget while shard 1 has not asked yet
+    assert coordinator.lease(0, 50, 16) == 0
+    assert coordinator.lease(1, 0, 60) == 50
+    assert coordinator.lease(0, 40, 16) == 10  # shard 0 gave 10 back; now first come, first served
+    assert coordinator.claimed() == 100 and coordinator.lease(1, 50, 1) == 0

@@ -116,10 +116,17 @@ class Coordinator:
     Its state is the shards' claims, rebuilt by a resumed driver from the shards' stores (their committed
     pages): nothing of it needs to survive the driver."""
 
-    def __init__(self, budget: int, committed: dict[int, int], inputs: tuple | None = None):
+    # Until every shard has asked once (or this long has passed), none may claim more than its share of
+    # the budget: the first shard up must not take a small budget before the others have started.
+    STARTUP_S = 30.0
+
+    def __init__(self, budget: int, committed: dict[int, int], inputs: tuple | None = None, workers: int = 1):
         self.budget = budget
         self.claims = dict(committed)
         self._inputs = inputs
+        self.workers = workers
+        self._asked: set[int] = set()
+        self._created = time.monotonic()
 
     def inputs(self) -> tuple:
         """What every shard crawls with, made once by the driver: (topic, seeds, trained classifier, hosts map).
@@ -131,7 +138,10 @@ class Coordinator:
     def lease(self, shard: int, claim: int, want: int) -> int:
         """Shard ``shard`` now claims ``claim`` pages and asks for ``want`` more: how many it gets."""
         self.claims[shard] = claim
+        self._asked.add(shard)
         grant = max(0, min(want, self.budget - sum(self.claims.values())))
+        if len(self._asked) < self.workers and time.monotonic() - self._created < self.STARTUP_S:
+            grant = max(0, min(grant, -(-self.budget // self.workers) - claim))
         self.claims[shard] += grant
         return grant
 
@@ -537,7 +547,7 @@ class DistributedCrawler:
     def _start_actors(self, ray, config, topic, seeds, classifier, hosts, committed) -> None:
         name = f"focuscrawl-coordinator-{os.getpid()}-{time.time_ns()}"
         self.coordinator = ray.remote(num_cpus=0)(Coordinator).options(name=name).remote(
-            config.budget, committed, (topic, seeds, classifier, hosts))
+            config.budget, committed, (topic, seeds, classifier, hosts), self.workers)
         shard_actor = ray.remote(Shard)
         self.shards = []
         for k in range(self.workers):
