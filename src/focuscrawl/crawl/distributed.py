@@ -410,6 +410,7 @@ class DistributedCrawler:
     (and ``ray_address``). Re-running it on the folder resumes it, with the same N only."""
 
     POLL_S = 0.1
+    GIVE_UP_S = 60.0
 
     def __init__(self, config: CrawlConfig | None = None, /, **settings):
         if config is None:
@@ -461,7 +462,11 @@ class DistributedCrawler:
             options: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False,
                                        "include_dashboard": False, "configure_logging": True}
             if self.config.ray_address:
-                ray.init(address=self.config.ray_address, **options)
+                # the cluster's workers import focuscrawl as installed on their node; a PYTHONPATH of the driver
+                # (a source checkout on a shared filesystem) goes with the job
+                path = os.environ.get("PYTHONPATH")
+                runtime_env = {"env_vars": {"PYTHONPATH": path}} if path else None
+                ray.init(address=self.config.ray_address, runtime_env=runtime_env, **options)
             else:
                 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
                 ray.init(num_cpus=max(self.workers + 1, os.cpu_count() or 1), **options)
@@ -564,6 +569,7 @@ class DistributedCrawler:
         budget = self.config.budget
         statuses: list[dict | None] = [None] * self.workers
         pending: dict[int, Any] = {}
+        failing: dict[int, float] = {}  # shard -> since when its polls fail
         while True:
             if self._stop_requested:
                 return "interrupted"
@@ -580,8 +586,13 @@ class DistributedCrawler:
                 del pending[k]
                 try:
                     status, messages = ray.get(ref)
-                except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
-                    continue  # Ray restarts it; its next poll starts it again from its store
+                except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as exc:
+                    # Ray restarts it; its next poll starts it again from its store. One that keeps failing
+                    # cannot run at all (focuscrawl missing on a node, say): say why instead of waiting forever.
+                    failing.setdefault(k, time.monotonic())
+                    if time.monotonic() - failing[k] > self.GIVE_UP_S:
+                        raise RuntimeError(f"shard {k} keeps failing: {str(exc).strip().splitlines()[0]}") from None
+                    continue
                 except ray.exceptions.RayTaskError as exc:  # the shard could not start: say why, in one line
                     cause = getattr(exc, "cause", None)
                     if isinstance(cause, Exception):
@@ -590,6 +601,7 @@ class DistributedCrawler:
                 if statuses[k] is not None and status["starts"] != statuses[k]["starts"]:
                     self.restarted_shards += 1
                 statuses[k] = status
+                failing.pop(k, None)
                 answered.add(k)
                 if messages:
                     outgoing[k] = messages
