@@ -88,7 +88,7 @@ def site(tmp_path_factory):
 @pytest.fixture(scope="module")
 def local_ray():
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+    ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
              runtime_env={"env_vars": {"PYTHONPATH": SRC}})
     yield
     ray.shutdown()

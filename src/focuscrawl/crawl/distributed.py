@@ -469,7 +469,8 @@ class DistributedCrawler:
                 ray.init(address=self.config.ray_address, runtime_env=runtime_env, **options)
             else:
                 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-                ray.init(num_cpus=max(self.workers + 1, os.cpu_count() or 1), **options)
+                # "local": a private runtime even when `ray start` left a cluster running on this machine
+                ray.init(address="local", num_cpus=max(self.workers + 1, os.cpu_count() or 1), **options)
             self._owns_ray = True
         return ray
 
