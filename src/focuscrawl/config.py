@@ -19,12 +19,47 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from focuscrawl.engine.scope import Scope
+from focuscrawl.web.http import FetchConfig
 
 CONFIG_FILE = "config.yml"
 # The benchmark protocol's example pages per topic (focuscrawl.bench.protocol says why these numbers).
 EXAMPLES_RELEVANT = 20
 EXAMPLES_IRRELEVANT = 80
+
+
+class ScopeConfig(BaseModel):
+    """What a crawl may fetch (``focuscrawl.engine.scope``); out-of-scope links never enter the frontier."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allowed_domains: list[str] = Field(default_factory=list, description="only these registered domains or "
+                                       "hosts, and hosts under them (empty: any)")
+    denied_domains: list[str] = Field(default_factory=list, description="never these domains or hosts")
+    include: list[str] = Field(default_factory=list, description="URL regular expressions; if any, a URL must "
+                                                                  "match one")
+    exclude: list[str] = Field(default_factory=list, description="URL regular expressions a URL must not match")
+    max_depth: int | None = Field(None, ge=0, description="links from the seeds, at most (seeds: 0)")
+    content_types: list[str] | None = Field(None, description="accepted media types (by URL extension before, "
+                                            "and Content-Type after the fetch); default: any")
+
+    @field_validator("allowed_domains", "denied_domains", "include", "exclude", "content_types", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _valid_rules(self) -> ScopeConfig:
+        self.rules()  # a pattern that does not compile or a malformed domain is refused when the config loads
+        return self
+
+    def rules(self) -> Scope:
+        return Scope.build(**self.model_dump())
+
+    def is_default(self) -> bool:
+        return self == ScopeConfig()
 
 
 class RunSettings(BaseModel):
@@ -40,6 +75,8 @@ class RunSettings(BaseModel):
                                                        "default: the strategy's own")
     options: dict[str, dict[str, Any]] = Field(default_factory=dict,
                                                description="strategy or preset name -> its hyper-parameters")
+    scope: ScopeConfig = Field(default_factory=ScopeConfig, description="domains, URL patterns, depth and "
+                               "content types a crawl may fetch")
 
     @field_validator("max_per_domain", mode="before")
     @classmethod
@@ -74,9 +111,18 @@ class CrawlConfig(RunSettings):
     log_every_s: float = Field(5.0, gt=0)
     plot: bool = True
 
+    @field_validator("fetch")
+    @classmethod
+    def _fetch_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            FetchConfig(**value)  # refused when the config loads, also for a crawl of an offline web
+        except TypeError as exc:
+            raise ValueError(f"unknown fetch setting ({exc})") from None
+        return value
+
     # What makes two runs the same crawl: changing any of these on resume would make the replay diverge.
     IDENTITY_FIELDS: ClassVar[tuple[str, ...]] = ("seeds", "topic", "strategy", "options", "seed", "max_per_domain",
-                                        "max_outlinks", "reward_model")
+                                        "max_outlinks", "reward_model", "scope")
 
     def all_seeds(self) -> list[str]:
         seeds = list(self.seeds)
@@ -92,6 +138,8 @@ class CrawlConfig(RunSettings):
         data = self.model_dump(mode="json", include=set(self.IDENTITY_FIELDS))
         data["seeds"] = self.all_seeds()
         data["topic"] = str(Path(self.topic).resolve()) if self.topic else None
+        if self.scope.is_default():
+            del data["scope"]  # as run folders made before scopes existed recorded it: they resume
         return data
 
     def to_yaml(self) -> str:
@@ -186,7 +234,11 @@ def load_config(
             raise ValueError(f"{file}: a config file must be a YAML mapping")
         data.update(loaded)
     for key, value in options.items():
-        if value is not None:
+        if isinstance(value, dict):  # a section given in part (e.g. scope flags): merged into what is there
+            value = {k: v for k, v in value.items() if v is not None}
+            if value:
+                data[key] = {**(data.get(key) or {}), **value}
+        elif value is not None:
             data[key] = value
     for item in overrides:
         path, value = parse_override(item)

@@ -33,6 +33,20 @@ def crawl_cmd(
     seed: Annotated[Optional[int], typer.Option(help="seed of every random choice")] = None,
     max_per_domain: Annotated[Optional[str], typer.Option(help="per-domain cap: inf, N or A-B")] = None,
     progress: Annotated[Optional[str], typer.Option(help="auto, live, log or none")] = None,
+    allow_domain: Annotated[Optional[list[str]], typer.Option("--allow-domain", help="crawl only this registered "
+                                                          "domain or host and hosts under it (repeatable)")] = None,
+    deny_domain: Annotated[Optional[list[str]], typer.Option("--deny-domain", help="never this domain or host "
+                                                         "(repeatable)")] = None,
+    include: Annotated[Optional[list[str]], typer.Option("--include", help="URL regular expression a URL must "
+                                                     "match (repeatable: any of them)")] = None,
+    exclude: Annotated[Optional[list[str]], typer.Option("--exclude", help="URL regular expression a URL must not "
+                                                     "match (repeatable)")] = None,
+    max_depth: Annotated[Optional[int], typer.Option("--max-depth", min=0, help="links from the seeds, at "
+                                                 "most")] = None,
+    content_type: Annotated[Optional[list[str]], typer.Option("--content-type", help="accepted media type, e.g. "
+                                                          "text/html (repeatable; default: any)")] = None,
+    politeness: Annotated[Optional[str], typer.Option(help="host (default): one request schedule per host; domain: "
+                                                  "one per registered domain")] = None,
     workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="distributed: N shards (Ray actors) "
                                                    "owning a partition of the hosts each; starts a local Ray "
                                                    "runtime unless --ray-address is given")] = None,
@@ -50,8 +64,11 @@ def crawl_cmd(
         stored = read_effective_config(out)
         cfg = load_config(CrawlConfig, config, set_ or (), base=stored, seeds_file=seeds, topic=topic, out=out,
                           strategy=strategy, budget=budget, web=web, hosts_map=hosts_map, concurrency=concurrency,
-                          warc=warc, seed=seed, max_per_domain=max_per_domain, progress=progress, workers=workers,
-                          ray_address=ray_address)
+                          warc=warc, seed=seed, max_per_domain=max_per_domain, progress=progress,
+                          scope={"allowed_domains": allow_domain or None, "denied_domains": deny_domain or None,
+                                 "include": include or None, "exclude": exclude or None, "max_depth": max_depth,
+                                 "content_types": content_type or None},
+                          fetch={"politeness": politeness}, workers=workers, ray_address=ray_address)
         if cfg.ray_address and cfg.workers is None:
             cfg = cfg.model_copy(update={"workers": 1})
         return DistributedCrawler(cfg) if cfg.workers is not None else Crawler(cfg)

@@ -264,6 +264,8 @@ def make_fetcher(config: CrawlConfig, hosts: dict[str, str] | None = None) -> Fe
     if config.web:
         return OfflineFetcher(resolve_web_dir(config.web), latency_s=config.offline_latency_s)
     settings = dict(config.fetch)
+    if config.scope.content_types is not None:
+        settings.setdefault("content_types", tuple(config.scope.content_types))
     if hosts is None and config.hosts_map is not None:
         hosts = json.loads(Path(config.hosts_map).read_text())
     if hosts is not None:

@@ -48,6 +48,7 @@ from focuscrawl.topic.extras import MissingExtra
 from focuscrawl.topic.topic_dir import load_topic_dir
 from focuscrawl.types import ForeignLinks, Link, Page, TopicInputs
 from focuscrawl.urls import domain_of
+from focuscrawl.web.domains import registered_domain
 
 DISTRIBUTED_FILE = "distributed.json"
 INSTALL_HINT = "pip install 'focuscrawl[distributed]'"
@@ -64,8 +65,10 @@ def require_ray():
 
 
 def shard_of(url: str, workers: int) -> int:
-    """The shard owning ``url``'s host (``domain_of``): blake2b, the same in every process and every run."""
-    digest = blake2b(domain_of(url).encode("utf-8"), digest_size=8).digest()
+    """The shard owning ``url``: blake2b of its registered domain (the same in every process and every run), so
+    that every host of a domain, and with it per-host and per-domain politeness and the per-host cap, stays in
+    one shard."""
+    digest = blake2b(registered_domain(domain_of(url)).encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "big") % workers
 
 

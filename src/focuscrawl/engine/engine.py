@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from focuscrawl.engine.caps import DomainCap
+from focuscrawl.engine.scope import Scope
 from focuscrawl.policy import CrawlContext, Policy
 from focuscrawl.types import (
     ForeignLinks,
@@ -70,6 +71,7 @@ class CrawlEngine:
         judge: Callable[[str], bool] | None = None,
         sinks: Iterable[EventSink] = (),
         max_outlinks: int = 1000,
+        scope: Scope | None = None,
         owns: Callable[[str], bool] | None = None,
     ):
         if budget <= 0:
@@ -81,6 +83,7 @@ class CrawlEngine:
         self.judge = judge
         self.sinks = list(sinks)
         self.max_outlinks = max_outlinks
+        self.scope = scope if scope is not None else Scope()
         self.stats = CrawlStats()
         self.fetched: set[str] = set()
         self.parent: dict[str, str | None] = {}
@@ -107,6 +110,9 @@ class CrawlEngine:
             url = normalize_url(raw)
             if url is None:
                 raise ValueError(f"seed {raw!r} is not an http(s) URL")
+            out_of_scope = self.scope.reason(url, 0)
+            if out_of_scope is not None:
+                raise ValueError(f"seed {url} is out of the crawl's scope: {out_of_scope}")
             if self.owns is not None and not self.owns(url):
                 continue  # another shard's seed
             if url not in self.parent:
@@ -183,8 +189,10 @@ class CrawlEngine:
             if getattr(self.classifier, "learns_online", False):
                 self.classifier.learn_one(text)  # a self-training model learns from every page it scores
         reward = 1.0 if relevance >= REWARD_THRESHOLD else 0.0
+        # a redirect that left the scope (another domain, an excluded path) is fetched, but not followed further
+        followed = not duplicate and self.scope.allows(final_url, self.depth.get(url, 0))
         foreign: list[tuple[str, str]] = []
-        links = [] if duplicate else self._new_links(url, page, foreign)
+        links = self._new_links(url, page, foreign) if followed else []
         if foreign:
             sent = Page(url=page.url, final_url=page.final_url, status=page.status, content_type=page.content_type,
                         title=page.title, text=page.text, outlinks=list(page.outlinks))
@@ -254,6 +262,8 @@ class CrawlEngine:
             if host in self.capped_hosts:
                 continue
             new = url not in self.parent
+            if new and not self.scope.allows(url, foreign.depth + 1):
+                continue
             if new:
                 self._discover(url, foreign.parent, host)
                 self.depth[url] = foreign.depth + 1
@@ -342,20 +352,24 @@ class CrawlEngine:
         """The page's outlinks for the policy; those to hosts another shard owns go to ``foreign`` instead."""
         links: list[Outlink] = []
         seen: set[str] = set()
+        depth = self.depth.get(parent, 0) + 1
         for link in page.outlinks:
             url = normalize_url(link.url)
             if url is None or url in seen or url in self.fetched or url == parent:
                 continue
             seen.add(url)
             if self.owns is not None and not self.owns(url):
-                foreign.append((url, link.anchor))  # its owner filters and caps it
-                if len(links) + len(foreign) >= self.max_outlinks:
-                    break
+                if self.scope.allows(url, depth):
+                    foreign.append((url, link.anchor))  # its owner filters and caps it
+                    if len(links) + len(foreign) >= self.max_outlinks:
+                        break
                 continue
             host = domain_of(url)
             if host in self.capped_hosts:
                 continue
             new = url not in self.parent
+            if new and not self.scope.allows(url, depth):
+                continue  # out of scope: never in the frontier, never a step
             if new:
                 self._discover(url, parent, host)
             links.append(Outlink(url, link.anchor, host, new))

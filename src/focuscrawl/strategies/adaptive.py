@@ -124,7 +124,7 @@ class AdaptivePolicy(Policy):
                  rerank_every: int = 10, keep: int = 512, site_prior: float = 2.0, window: int = WINDOW,
                  forget: float = 0.995, gamma: float = 0.0):
         # Defaults chosen on the development suite's tuning half (docs/benchmark.md, "How defaults are chosen"):
-        # no evidence trusted a priori (a best-first prior did worse on 7 of 8 rows), old samples forgotten
+        # no evidence trusted a priori (a best-first prior did worse on all 8 tuning rows), old samples forgotten
         # slowly, one selection in ten following a single piece of evidence, 100-character link contexts.
         weights = dict(prior or {})
         unknown = set(weights) - set(EVIDENCE) - {"bias"}
@@ -147,6 +147,7 @@ class AdaptivePolicy(Policy):
         self.host = np.zeros(self.graph.capacity, dtype=np.int64)
         self.words_at = np.zeros((self.graph.capacity, 2), dtype=np.int64)  # (start, length) in words_pool
         self.words_pool = np.zeros(1 << 16, dtype=np.int32)
+        self.words_owner = np.zeros(1 << 16, dtype=np.int64)  # the URL of each word in words_pool
         self.words_end = 0
         self.host_ids: dict[str, int] = {}
         self.host_names: list[str] = []
@@ -177,7 +178,9 @@ class AdaptivePolicy(Policy):
         self.host[i] = self._host_id(host)
         while self.words_end + len(words) > len(self.words_pool):
             self.words_pool = np.concatenate([self.words_pool, np.zeros_like(self.words_pool)])
+            self.words_owner = np.concatenate([self.words_owner, np.zeros_like(self.words_owner)])
         self.words_pool[self.words_end:self.words_end + len(words)] = words
+        self.words_owner[self.words_end:self.words_end + len(words)] = i
         self.words_at[i] = (self.words_end, len(words))
         self.words_end += len(words)
 
@@ -196,12 +199,11 @@ class AdaptivePolicy(Policy):
                     np.concatenate([a, np.zeros(grow)]) for a in (self.host_fetched, self.host_relevant, self.host_ok))
         return hid
 
-    def _hosts(self, hosts: np.ndarray) -> np.ndarray:
-        """The HOST evidence of each host: how often its pages were relevant, shrunk towards the crawl's mean
-        by ``site_prior`` pseudo-fetches (an unseen host gets the mean), and whether one was fetched."""
+    def _site(self, hosts: np.ndarray) -> np.ndarray:
+        """The ``site`` evidence of each host: how often its pages were relevant, shrunk towards the crawl's mean
+        by ``site_prior`` pseudo-fetches (an unseen host gets the mean). ``known``: whether one was fetched."""
         mean = (self.relevant_total + 1.0) / (self.fetched_total + 2.0)
-        site = (self.host_relevant[hosts] + self.site_prior * mean) / (self.host_fetched[hosts] + self.site_prior)
-        return np.column_stack([site, self.host_ok[hosts] > 0])
+        return (self.host_relevant[hosts] + self.site_prior * mean) / (self.host_fetched[hosts] + self.site_prior)
 
     def _column(self, ids: np.ndarray, column: int) -> np.ndarray:
         """One piece of evidence for each URL of ``ids``."""
@@ -209,26 +211,25 @@ class AdaptivePolicy(Policy):
             return self.graph.features[ids, column]
         if column < len(GRAPH) + len(OWN):
             return self.own[ids, column - len(GRAPH)]
-        return self._hosts(self.host[ids])[:, column - len(GRAPH) - len(OWN)]
+        hosts = self.host[ids]  # one HOST column alone: exploring reads it for the whole frontier
+        return self._site(hosts) if EVIDENCE[column] == "site" else (self.host_ok[hosts] > 0).astype(float)
 
     def _evidence(self, ids: np.ndarray) -> np.ndarray:
         """The evidence of each URL, in EVIDENCE order: one row per id."""
-        return np.column_stack([self.graph.features[ids], self.own[ids], self._hosts(self.host[ids])])
+        hosts = self.host[ids]
+        return np.column_stack([self.graph.features[ids], self.own[ids], self._site(hosts), self.host_ok[hosts] > 0])
 
     def _predict(self, ids: np.ndarray) -> np.ndarray:
         w = self.model.w
         return self._evidence(ids) @ w[:-1] + w[-1]
 
     def _refresh_link_model(self, ids: np.ndarray) -> None:
-        """The link model's current probability for every URL of ``ids`` (one gather over their words)."""
-        starts, lengths = self.words_at[ids, 0], self.words_at[ids, 1]
-        total = int(lengths.sum())
-        sums = np.zeros(len(ids))
-        if total:
-            offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
-            weights = self.link_model.w[self.words_pool[offsets]]
-            owner = np.repeat(np.arange(len(ids)), lengths)
-            sums = np.bincount(owner, weights=weights, minlength=len(ids))
+        """The link model's current probability for every URL of ``ids``: one pass over the whole word pool
+        (summed per owner in pool order, so each URL's sum is the same as word by word), which is cheaper than
+        gathering the words of a large frontier URL by URL."""
+        end = self.words_end
+        weights = self.link_model.w[self.words_pool[:end]]
+        sums = np.bincount(self.words_owner[:end], weights=weights, minlength=len(self.words_at))[ids]
         self.own[ids, OWN.index("links")] = 1.0 / (1.0 + np.exp(-(sums + self.link_model.bias)))
 
     def _rerank(self) -> None:
@@ -244,7 +245,8 @@ class AdaptivePolicy(Policy):
         if graph.n_front == 0:
             return None
         self.since_rerank += 1
-        # A re-rank is O(frontier): spaced out on large frontiers so that it costs ~0.2 ms per step amortised.
+        # A re-rank is O(frontier), about 0.4 us per URL: spaced out on large frontiers (every 500 steps at 1M
+        # URLs, where it is about 0.9 ms of a step amortised; docs/results.md, section 5).
         if self.since_rerank >= max(self.rerank_every, graph.n_front // RERANK_URLS_PER_STEP):
             self._rerank()
         if self.rng.random() < self.explore:

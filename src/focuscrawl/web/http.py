@@ -5,9 +5,10 @@ address check happen on the very addresses the connection uses, it streams and l
 to us, and it is the faster of the two at high concurrency; its server half also runs the loopback
 web in ``focuscrawl.web.serve``, so the project has one HTTP stack).
 
-Politeness is per host: at most ``per_host_concurrency`` requests in flight and ``min_delay`` seconds
-(or the site's robots.txt Crawl-delay, or a 429/503 back-off) between the end of one request and the
-start of the next. A request waits for its host's turn inside ``fetch``, so many fetches can be in
+Politeness is per host (or, with ``politeness="domain"``, per registered domain: ``a.example.org`` and
+``b.example.org`` then share one schedule): at most ``per_host_concurrency`` requests in flight and
+``min_delay`` seconds (or the site's robots.txt Crawl-delay, or a 429/503 back-off) between the end of one
+request and the start of the next. A request waits for its host's turn inside ``fetch``, so many fetches can be in
 flight at once without any of them breaking a host's schedule.
 
 ``fetch`` never raises for network or HTTP trouble: a refused, unreachable or broken URL is a Page
@@ -29,6 +30,7 @@ from yarl import URL
 from focuscrawl import __version__
 from focuscrawl.types import Page
 from focuscrawl.urls import MAX_URL_LENGTH, normalize_url
+from focuscrawl.web.domains import registered_domain
 from focuscrawl.web.html import (
     HTML_TYPES,
     SNIFF_TYPES,
@@ -60,6 +62,7 @@ class FetchConfig:
     robots_error_ttl: float = 600.0  # how long a site whose robots.txt is unreachable stays disallowed
     max_concurrency: int = 64  # requests in flight over all hosts
     per_host_concurrency: int = 1
+    politeness: str = "host"  # "host": each host its own schedule; "domain": one per registered domain
     min_delay: float = 1.0  # seconds between requests to one host (end of one to start of the next)
     max_crawl_delay: float = 60.0  # robots.txt Crawl-delay above this is clipped
     throttle_retries: int = 2  # retries of a 429/503 answer, after waiting as the server asked
@@ -74,6 +77,9 @@ class FetchConfig:
     # Page text = the main content (boilerplate removed, web/html.py extract_main_text), for relevance and
     # pages.jsonl; False: the whole body minus script/style/nav. Title and outlinks come from the whole page.
     main_text: bool = True
+    # Media types whose bodies are downloaded (None: HTML); a response of another type is not read and its page
+    # says so. The crawl's scope sets it (scope.content_types).
+    content_types: tuple[str, ...] | None = None
     trap_max_segment_repeats: int = 3
     trap_max_depth: int = 16
     allow_loopback: bool = False
@@ -81,6 +87,12 @@ class FetchConfig:
     resolve_overrides: dict[str, str] = field(default_factory=dict)  # host -> "ip[:port]", fetched over http
     dns_ttl: float = 300.0
     keep_html: bool = True  # Page.html holds the decoded document (for WARC writing)
+
+    def __post_init__(self) -> None:
+        if self.politeness not in ("host", "domain"):
+            raise ValueError(f"politeness must be 'host' or 'domain', not {self.politeness!r}")
+        if self.content_types is not None:
+            self.content_types = tuple(t.strip().lower() for t in self.content_types)
 
     @classmethod
     def loopback(cls, resolve_overrides: dict[str, str] | None = None, **overrides) -> FetchConfig:
@@ -199,8 +211,11 @@ class HttpFetcher:
             reason = self.refusal(current) or await self._address_refusal(current)
             if reason is None and cfg.obey_robots:
                 rules = await self.robots.rules(current)
-                state = self._hosts.setdefault(_host_of(current), _HostState())
-                state.crawl_delay = rules.crawl_delay(cfg.robots_agent)
+                state = self._hosts.setdefault(self._politeness_key(current), _HostState())
+                delay = rules.crawl_delay(cfg.robots_agent)
+                if cfg.politeness == "domain" and state.crawl_delay is not None:
+                    delay = max(delay or 0.0, state.crawl_delay)  # the hosts of a domain: the slowest asked for
+                state.crawl_delay = delay
                 if rules.disallow_all:
                     reason = f"disallowed by robots.txt: unavailable (status {rules.status}), retried later"
                 elif not rules.allowed(current, cfg.robots_agent):
@@ -263,8 +278,13 @@ class HttpFetcher:
             return str(exc)
         return None
 
-    async def _request(self, url: str, max_bytes: int, *, html_only: bool) -> _Response:
+    def _politeness_key(self, url: str) -> str:
+        """Whose schedule a request to ``url`` waits for: its host's, or its registered domain's."""
         host = _host_of(url)
+        return registered_domain(host) if self.config.politeness == "domain" else host
+
+    async def _request(self, url: str, max_bytes: int, *, html_only: bool) -> _Response:
+        host = self._politeness_key(url)
         refused = await self._address_refusal(url)  # before taking a politeness slot
         if refused is not None:
             return _Response(0, error=refused)
@@ -313,7 +333,10 @@ class HttpFetcher:
         out.ip = peer[0] if peer else None
         raw_type = out.header("Content-Type") or ""
         out.content_type = raw_type.split(";", 1)[0].strip().lower()
-        if html_only and (not 200 <= resp.status < 300 or
+        accepted = self.config.content_types
+        if html_only and accepted is not None and out.content_type and out.content_type not in accepted:
+            out.error = f"content type {out.content_type} is out of the crawl's scope"
+        if html_only and (not 200 <= resp.status < 300 or out.error or
                           (out.content_type not in HTML_TYPES and out.content_type not in SNIFF_TYPES)):
             # Error pages, redirects, images, PDFs: the body is never used. A short one is drained so
             # that the connection can be reused; a long one costs a new connection instead.
@@ -370,7 +393,7 @@ class HttpFetcher:
     # -- politeness --------------------------------------------------------------------------------
     def _host_ready_in(self, url: str) -> float:
         """Seconds until politeness lets a request to ``url``'s host start (0 if it could start now)."""
-        state = self._hosts.get(_host_of(url))
+        state = self._hosts.get(self._politeness_key(url))
         if state is None:
             return 0.0
         wait = max(0.0, self._ready_at(state) - time.monotonic())
