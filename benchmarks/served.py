@@ -12,10 +12,12 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def serve_web(python: str, web_dir: str, base_ip: str, timeout_s: float = 60.0) -> Iterator[dict[str, str]]:
+def serve_web(python: str, web_dir: str, base_ip: str, timeout_s: float = 60.0,
+              extra: tuple[str, ...] = ()) -> Iterator[dict[str, str]]:
+    """``extra``: more options of ``focuscrawl web serve`` (``("--latency-ms", "50")``)."""
     map_file = os.path.join(tempfile.mkdtemp(), "hosts.json")
     server = subprocess.Popen([python, "-m", "focuscrawl.cli.main", "web", "serve", web_dir, "--port", "0",
-                               "--base-ip", base_ip, "--map", map_file],
+                               "--base-ip", base_ip, "--map", map_file, *extra],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + timeout_s

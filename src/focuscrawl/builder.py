@@ -106,12 +106,14 @@ def build_crawl(
     judge: Judge | None = None,
     sinks: Iterable[EventSink] = (),
     context_budget: int | None = None,
+    owns: Callable[[str], bool] | None = None,
 ) -> Crawl:
     """Build and start one crawl of ``strategy`` (a strategy or preset name) from ``seeds`` towards ``topic``.
 
     ``classifiers`` shares trained models between crawls of the topic (default: trained here, with the
     settings' seed). ``context_budget`` is the budget the policy is told, when it differs from the engine's:
-    a resumed crawl keeps its first run's, so that a policy planning with it replays the same way.
+    a resumed crawl keeps its first run's, so that a policy planning with it replays the same way. ``owns``
+    makes it one shard of a distributed crawl (``CrawlEngine``'s partition of the hosts).
     """
     resolved = resolve(strategy)
     reward_model = reward_model_for(settings, strategy, topic)
@@ -121,7 +123,7 @@ def build_crawl(
     scorer = own if own is not classifiers.get(reward_model) else classifiers.scorer(reward_model)
     engine = CrawlEngine(policy, scorer, budget=settings.budget,
                           max_per_domain=DomainCap.parse(settings.max_per_domain), judge=judge, sinks=sinks,
-                          max_outlinks=settings.max_outlinks, scope=settings.scope.rules())
+                          max_outlinks=settings.max_outlinks, scope=settings.scope.rules(), owns=owns)
     context = CrawlContext(topic=topic, classifier=own, seeds=list(seeds),
                            budget=context_budget if context_budget is not None else settings.budget,
                            seed=settings.seed)

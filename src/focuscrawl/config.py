@@ -100,6 +100,13 @@ class CrawlConfig(RunSettings):
     fetch: dict[str, Any] = Field(default_factory=dict, description="HTTP fetcher settings (FetchConfig fields)")
     hosts_map: Path | None = Field(None, description="JSON host -> ip:port of `focuscrawl web serve --map`: "
                                                      "crawl a loopback-served web over HTTP")
+    workers: int | None = Field(None, gt=0, description="distributed crawl: shards (Ray actors), each owning a "
+                                                        "partition of the hosts; None: one process")
+    ray_address: str | None = Field(None, description="distributed crawl: join this Ray cluster (ray start "
+                                                      "--head) instead of starting a local runtime")
+    lease_pages: int = Field(16, gt=0, description="distributed crawl: pages of the budget a shard leases at a time")
+    average_every: int = Field(0, ge=0, description="distributed crawl: average the strategy's learned parameters "
+                                                    "across shards every N pages (0: never)")
     progress: Literal["auto", "live", "log", "none"] = "auto"
     log_every_s: float = Field(5.0, gt=0)
     plot: bool = True

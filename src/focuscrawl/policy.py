@@ -35,6 +35,14 @@ registered strategy):
 - **Honest timing**: work over the whole frontier happens inside ``select`` or ``observe``, so that it
   counts in the step's decision time.
 
+Distributed crawls (``focuscrawl crawl --workers N``) give each shard its own policy over the hosts it owns.
+Links found by another shard reach this one through ``adopt(observation)``: a ``foreign`` observation of
+the parent page as the other shard fetched it, with only the links this shard owns. The default treats it
+as ``observe`` does (memo None, as for a URL the policy did not select); a strategy that must not learn from
+a page it did not fetch overrides ``adopt`` to only add the links. A single-process crawl never calls it.
+A strategy whose learning fits in a few arrays may expose them (``parameters`` / ``load_parameters``): a
+distributed crawl with ``average_every`` set averages them across shards (adaptive does).
+
 Optional: ``diagnostics()`` returns numbers worth showing about the policy's internals (tree leaves,
 epsilon, ...), read by ``focuscrawl bench-policy`` and progress displays.
 """
@@ -44,8 +52,12 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from focuscrawl.types import Observation, RelevanceModel, Selection, TopicInputs
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["CrawlContext", "Observation", "Policy", "Selection"]
 
@@ -83,6 +95,17 @@ class Policy(ABC):
     @abstractmethod
     def observe(self, observation: Observation) -> None:
         """Learn from the fetch of one of this policy's selections and add its outlinks to the frontier."""
+
+    def adopt(self, observation: Observation) -> None:
+        """Add the links another shard found (``observation.foreign``) to the frontier. Default: ``observe``."""
+        self.observe(observation)
+
+    def parameters(self) -> dict[str, np.ndarray] | None:
+        """Learned parameters a distributed crawl may average across shards (None: nothing to share)."""
+        return None
+
+    def load_parameters(self, parameters: dict[str, np.ndarray]) -> None:
+        """Replace the learned parameters by ``parameters`` (an average over shards of ``parameters()``)."""
 
     def on_host_capped(self, host: str) -> None:
         """The engine will not fetch from ``host`` again (per-domain cap). Optional eager clean-up."""

@@ -87,6 +87,10 @@ class Observation:
     reinforcement signal derived from it (1.0 when relevance >= 0.5), both from the agent's own
     classifier, never from ground truth. ``links`` are the page's outlinks after the engine's closure
     and per-domain filtering.
+
+    ``foreign`` (distributed crawls only, ``Policy.adopt``): the page was fetched by another shard, which
+    owns its host; ``links`` are its outlinks to hosts this shard owns. The selection is a bare one
+    (``memo`` None) and ``step`` is this shard's step count: nothing of this policy's was fetched.
     """
 
     step: int
@@ -95,10 +99,28 @@ class Observation:
     relevance: float
     reward: float
     links: list[Outlink]
+    foreign: bool = False
 
     @property
     def url(self) -> str:
         return self.selection.url
+
+
+@dataclass(slots=True)
+class ForeignLinks:
+    """Links a page has to hosts another shard owns (distributed crawls), with what that shard's policy needs.
+
+    ``page`` is the parent as fetched (title, text and outlinks; no HTML), ``relevance`` and ``reward`` the
+    sending shard's classifier's verdict on it, ``depth`` its depth; ``links`` are (URL, anchor) pairs,
+    normalised, all owned by the receiving shard.
+    """
+
+    parent: str
+    page: Page
+    relevance: float
+    reward: float
+    depth: int
+    links: list[tuple[str, str]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,9 @@ from focuscrawl.cli.common import run
 from focuscrawl.cli.dashboard import DEFAULT_PORT, start_dashboard
 from focuscrawl.config import CrawlConfig, load_config, read_effective_config
 from focuscrawl.crawl import Crawler
+from focuscrawl.crawl.distributed import DistributedCrawler
 from focuscrawl.crawl.progress import Progress
-from focuscrawl.crawl.run_folder import RunFolder
+from focuscrawl.crawl.run_folder import SHARDS_DIR, RunFolder
 
 
 def crawl_cmd(
@@ -46,6 +47,11 @@ def crawl_cmd(
                                                           "text/html (repeatable; default: any)")] = None,
     politeness: Annotated[Optional[str], typer.Option(help="host (default): one request schedule per host; domain: "
                                                   "one per registered domain")] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="distributed: N shards (Ray actors) "
+                                                   "owning a partition of the hosts each; starts a local Ray "
+                                                   "runtime unless --ray-address is given")] = None,
+    ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="distributed: join this Ray "
+                                                       "cluster (`ray start --head` prints it)")] = None,
     repair: Annotated[bool, typer.Option("--repair", help="first salvage a damaged state store in the run folder "
                                          "(says what was lost), then resume")] = False,
     dashboard: Annotated[Optional[int], typer.Option("--dashboard", min=0, max=65535, metavar="[PORT]",
@@ -54,7 +60,7 @@ def crawl_cmd(
 ) -> None:
     """Crawl from seeds towards a topic into a run folder. Re-run the same command to resume it."""
 
-    def prepare() -> Crawler:
+    def prepare() -> Crawler | DistributedCrawler:
         stored = read_effective_config(out)
         cfg = load_config(CrawlConfig, config, set_ or (), base=stored, seeds_file=seeds, topic=topic, out=out,
                           strategy=strategy, budget=budget, web=web, hosts_map=hosts_map, concurrency=concurrency,
@@ -62,15 +68,19 @@ def crawl_cmd(
                           scope={"allowed_domains": allow_domain or None, "denied_domains": deny_domain or None,
                                  "include": include or None, "exclude": exclude or None, "max_depth": max_depth,
                                  "content_types": content_type or None},
-                          fetch={"politeness": politeness})
-        return Crawler(cfg)
+                          fetch={"politeness": politeness}, workers=workers, ray_address=ray_address)
+        if cfg.ray_address and cfg.workers is None:
+            cfg = cfg.model_copy(update={"workers": 1})
+        return DistributedCrawler(cfg) if cfg.workers is not None else Crawler(cfg)
 
     if repair:
         def salvage() -> None:
-            with RunFolder(out) as folder:
-                report = folder.repair()
-            typer.echo(f"{report}; resuming the crawl" if report else f"{out}: the crawl state is readable, nothing to "
-                       "repair; resuming the crawl", err=True)
+            shards = sorted(p for p in (out / SHARDS_DIR).glob("*") if p.is_dir())
+            for path in shards or [out]:  # a distributed crawl: each shard's store
+                with RunFolder(path) as folder:
+                    report = folder.repair()
+                typer.echo(f"{report}; resuming the crawl" if report else f"{path}: the crawl state is readable, "
+                           "nothing to repair; resuming the crawl", err=True)
         run(salvage)
     crawler = run(prepare)
     if dashboard is not None:
@@ -78,7 +88,10 @@ def crawl_cmd(
     cfg = crawler.config
     display = Progress(crawler, cfg.progress, every_s=cfg.log_every_s) if cfg.progress != "none" else None
     try:
-        summary = run(lambda: crawler.crawl(on_page=display.update if display else None))
+        if isinstance(crawler, DistributedCrawler):
+            summary = run(lambda: crawler.crawl(on_poll=lambda _: display.refresh() if display else None))
+        else:
+            summary = run(lambda: crawler.crawl(on_page=display.update if display else None))
     except KeyboardInterrupt:
         typer.echo(f"stopped at once; run the same command to resume the crawl in {out}", err=True)
         raise typer.Exit(130) from None

@@ -28,7 +28,7 @@ from focuscrawl.config import CrawlConfig, load_config, read_effective_config
 from focuscrawl.crawl.driver import CrawlDriver, Fetcher
 from focuscrawl.crawl.offline import OfflineFetcher
 from focuscrawl.crawl.resume import ResumeError, replay
-from focuscrawl.crawl.run_folder import CrawlSummary, Outputs, RunFolder
+from focuscrawl.crawl.run_folder import SHARDS_DIR, CrawlSummary, Outputs, RunFolder
 from focuscrawl.engine import CrawlEngine
 from focuscrawl.storage import STATE_FILE, StateStore, StepRecord
 from focuscrawl.storage.state import StoreDamagedError, damage_message
@@ -159,6 +159,9 @@ class Crawler:
         started = time.monotonic()
         new_steps = 0
         damaged = False
+        if config.workers is not None or (self.out / SHARDS_DIR).is_dir():
+            raise ResumeError(f"{self.out} is a distributed crawl (--workers): run it with "
+                              "focuscrawl.crawl.distributed.DistributedCrawler or `focuscrawl crawl --workers N`")
         with RunFolder(self.out) as folder:
             try:
                 store = folder.open_store({**config.identity(), "seeds": seeds}, strategy=config.strategy,
@@ -237,17 +240,7 @@ class Crawler:
             del s.recent[:1000]
 
     def _make_fetcher(self) -> Fetcher:
-        if self.config.web:
-            return OfflineFetcher(resolve_web_dir(self.config.web), latency_s=self.config.offline_latency_s)
-        settings = dict(self.config.fetch)
-        if self.config.scope.content_types is not None:
-            settings.setdefault("content_types", tuple(self.config.scope.content_types))
-        if self.config.hosts_map is not None:
-            # A web served on loopback: its host names resolve through the server's mapping.
-            mapping = json.loads(Path(self.config.hosts_map).read_text())
-            settings["resolve_overrides"] = {**mapping, **settings.get("resolve_overrides", {})}
-            settings.setdefault("allow_loopback", True)
-        return HttpFetcher(FetchConfig(**settings))
+        return make_fetcher(self.config)
 
     def _summary(self, store: StateStore, engine: CrawlEngine | None, new_steps: int, elapsed: float) -> CrawlSummary:
         steps = store.step_count()
@@ -263,3 +256,20 @@ class Crawler:
                             relevant=s.relevant, harvest_rate=s.relevant / steps if steps else 0.0,
                             relevant_domains=s.relevant_domains, errors=s.errors, frontier_size=frontier,
                             elapsed_s=elapsed, stopped=stopped)
+
+
+def make_fetcher(config: CrawlConfig, hosts: dict[str, str] | None = None) -> Fetcher:
+    """The fetcher a crawl's settings ask for: an offline web's, or HTTP (a loopback web's with a hosts map;
+    ``hosts`` is that map already read)."""
+    if config.web:
+        return OfflineFetcher(resolve_web_dir(config.web), latency_s=config.offline_latency_s)
+    settings = dict(config.fetch)
+    if config.scope.content_types is not None:
+        settings.setdefault("content_types", tuple(config.scope.content_types))
+    if hosts is None and config.hosts_map is not None:
+        hosts = json.loads(Path(config.hosts_map).read_text())
+    if hosts is not None:
+        # A web served on loopback: its host names resolve through the server's mapping.
+        settings["resolve_overrides"] = {**hosts, **settings.get("resolve_overrides", {})}
+        settings.setdefault("allow_loopback", True)
+    return HttpFetcher(FetchConfig(**settings))

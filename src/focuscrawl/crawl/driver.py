@@ -87,7 +87,7 @@ class CrawlDriver:
         queue = self.engine.in_flight
         try:
             while True:
-                while not self.stopping and len(self.pending) < self.concurrency:
+                while not self.stopping and len(self.pending) < self.concurrency and self._may_start():
                     if queue and self.engine.stats.steps + len(self.pending) < self.engine.budget:
                         url = queue.pop(0)
                     else:
@@ -144,10 +144,19 @@ class CrawlDriver:
         )
         if self.warc is not None:
             record.warc_end = self.warc.write(url, page, result)
-        self.store.commit_step(record, self._checkpoint(event.step))
+        self.store.commit_step(record, self._checkpoint(event.step), self._outbox(event.step))
         self.pages.write(record)
         self.harvest.append(record.step, record.fetched_at, record.reward, record.host, record.frontier_size)
         return record
+
+    # Hooks of a distributed crawl's shard (focuscrawl.crawl.distributed); a single-process crawl keeps these.
+    def _may_start(self) -> bool:
+        """Whether another fetch may start now (a shard: only with pages leased from the global budget)."""
+        return True
+
+    def _outbox(self, step: int) -> list[tuple[str, int, bytes]]:
+        """Messages to other shards committed with ``step``: the links it found on their hosts."""
+        return []
 
     def _checkpoint(self, step: int) -> bytes | None:
         if not (self.checkpoint_every and self._checkpoints_work and (step + 1) % self.checkpoint_every == 0):

@@ -10,6 +10,7 @@ from rich.live import Live
 from rich.table import Table
 
 from focuscrawl.crawl.api import Crawler
+from focuscrawl.crawl.distributed import DistributedCrawler
 from focuscrawl.crawl.run_folder import CrawlSummary
 from focuscrawl.storage.state import StepRecord
 
@@ -17,7 +18,8 @@ from focuscrawl.storage.state import StepRecord
 class Progress:
     """Feed it every page with ``update``; ``close`` prints nothing, ``report`` prints the final summary."""
 
-    def __init__(self, crawler: Crawler, mode: str = "auto", console: Console | None = None, every_s: float = 5.0):
+    def __init__(self, crawler: Crawler | DistributedCrawler, mode: str = "auto", console: Console | None = None,
+                 every_s: float = 5.0):
         self.crawler = crawler
         self.console = console or Console(stderr=True)
         if mode == "auto":
@@ -33,7 +35,15 @@ class Progress:
         return (f"pages {s.steps:,}/{self.crawler.config.budget:,}  relevant {s.relevant:,} "
                 f"(harvest {s.harvest_rate:.3f})  relevant domains {s.relevant_domains:,}  "
                 f"frontier {s.frontier_size:,}  {s.fetch_rate:.1f} pages/s  in flight {s.in_flight}  "
-                f"errors {s.errors:,}")
+                f"errors {s.errors:,}" + self._shards())
+
+    def _shards(self) -> str:
+        """Each shard's pages/s (and state, when not crawling) in a distributed crawl; empty otherwise."""
+        shards = getattr(self.crawler.stats, "shards", None)
+        if not shards:
+            return ""
+        return "  shards " + " ".join(f"{st['shard']}:{st['rate']:.1f}"
+                                      + ("" if st["state"] == "crawling" else f"({st['state']})") for st in shards)
 
     def _render(self) -> Table:
         s = self.crawler.stats
@@ -48,12 +58,18 @@ class Progress:
         table.add_row("frontier", f"{s.frontier_size:,}")
         table.add_row("fetch rate", f"{s.fetch_rate:.1f} pages/s, {s.in_flight} in flight")
         table.add_row("errors", f"{s.errors:,}")
+        if self._shards():
+            table.add_row("shards (pages/s)", self._shards().split("shards ", 1)[1])
         table.add_row("last", self._last_url[:100])
         table.add_row("elapsed", f"{time.monotonic() - s.started:.0f} s")
         return table
 
     def update(self, record: StepRecord) -> None:
         self._last_url = record.url
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Show the crawl's counters as they are now (a distributed crawl's driver calls this after each poll)."""
         if self.mode == "live" and self._live is None:
             # Started on the first page, so that set-up errors are not printed over an empty panel.
             self._live = Live(self._render(), console=self.console, refresh_per_second=4, transient=False)
@@ -78,4 +94,5 @@ class Progress:
                   f"frontier {summary.frontier_size:,}, {summary.elapsed_s:.1f} s", highlight=False)
         if summary.stopped == "interrupted":
             out.print("run the same command again to resume", highlight=False)
-        out.print(f"run folder: {summary.out} (pages.jsonl, harvest.csv, harvest.png, state.sqlite)", highlight=False)
+        stored = "shards/*/state.sqlite" if isinstance(self.crawler, DistributedCrawler) else "state.sqlite"
+        out.print(f"run folder: {summary.out} (pages.jsonl, harvest.csv, harvest.png, {stored})", highlight=False)

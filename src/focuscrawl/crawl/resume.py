@@ -3,11 +3,14 @@
 The one resume mechanism: the latest checkpoint (``CrawlEngine.snapshot``, taken every
 ``checkpoint_every`` steps inside a step's transaction) is restored, then the operation log after it is
 replayed: each logged selection must be selected again by the (deterministic) policy, each logged record
-feeds the stored page back to the engine. Without a usable checkpoint the whole log is replayed, which
+feeds the stored page back to the engine, and in a distributed crawl each adopted message (links another
+shard found) is adopted again. Without a usable checkpoint the whole log is replayed, which
 gives the same state, only slower.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from focuscrawl.engine import CrawlEngine
 from focuscrawl.storage.state import StateStore
@@ -17,13 +20,16 @@ class ResumeError(RuntimeError):
     """The run folder cannot be resumed as it is (replay diverged, a different crawl, ...)."""
 
 
-def replay(engine: CrawlEngine, store: StateStore, *, use_checkpoint: bool = True) -> int:
+def replay(engine: CrawlEngine, store: StateStore, *, use_checkpoint: bool = True,
+           on_message: Callable[[CrawlEngine, str, bytes], None] | None = None) -> int:
     """Restore the latest checkpoint (if asked and present) and replay the log after it; returns steps replayed.
 
     Afterwards the URLs the crashed process was fetching (selected, never recorded) are in
     ``engine.in_flight``, in selection order: the driver fetches them first. Raises ``ResumeError`` when the
     policy does not select what the log says, and whatever unpickling raises for a bad checkpoint (the
-    caller then replays the whole log into a fresh engine).
+    caller then replays the whole log into a fresh engine). ``on_message(engine, id, blob)`` applies a message
+    from another shard or the driver again (distributed crawls); links the replayed steps found for other shards
+    are dropped, being in the store's outbox already.
     """
     after, first_step = 0, 0
     checkpoint = store.latest_checkpoint() if use_checkpoint else None
@@ -43,6 +49,10 @@ def replay(engine: CrawlEngine, store: StateStore, *, use_checkpoint: bool = Tru
                     raise ResumeError(
                         f"replay diverged at op {seq}: the policy selected {got!r} where the log has {url!r}; "
                         "the strategy, its options or the topic changed, or the strategy is not deterministic")
+            elif kind == "A":
+                if on_message is None:
+                    raise ResumeError(f"op {seq} is a message from another shard: a distributed crawl's store")
+                on_message(engine, url, store.message(url))
             else:
                 record = next(steps, None)
                 if record is None or record.url != url:
@@ -51,4 +61,5 @@ def replay(engine: CrawlEngine, store: StateStore, *, use_checkpoint: bool = Tru
                 replayed += 1
     finally:
         engine.sinks = sinks
+        engine.take_outgoing()
     return replayed

@@ -6,6 +6,10 @@
     pages.jsonl, harvest.csv, crawl.warc.gz     derived from the store, repaired against it on open
     summary.json, harvest.png                   the final report
     .lock           held while a crawl runs (an flock: a killed process releases it)
+
+A distributed crawl (``--workers N``) keeps one such folder per shard in ``shards/K/`` (its own store,
+lock and derived files) and, at the top, the config, the classifier, ``distributed.json`` (N) and the
+merged pages.jsonl, harvest.csv, summary.json and plot.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ MODEL_FILE = "model.pkl"
 SUMMARY_FILE = "summary.json"
 PLOT_FILE = "harvest.png"
 LOCK_FILE = ".lock"
+SHARDS_DIR = "shards"
 
 
 @dataclass

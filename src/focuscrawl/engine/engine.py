@@ -5,6 +5,10 @@ driver calls ``next_selection`` for as many requests as it keeps in flight and `
 complete). It owns everything that must be identical across strategies for a comparison to be fair: the
 closure (never fetch a URL twice), URL normalisation, the per-domain cap, the budget and the event stream.
 
+In a distributed crawl each shard's engine owns a partition of the hosts (``owns``): links to other hosts
+do not enter its frontier but wait in ``outgoing`` for the shard to send them to their owner, and links
+another shard found enter it through ``adopt``. Without ``owns`` nothing of that happens.
+
 Its crawl state (closure, discovered URLs, host counters, selections in flight, the policy) can be
 written out and read back (``snapshot`` / ``restore``): a run folder's checkpoints. Together with the
 operation log of a run folder (``focuscrawl.crawl.resume``) that is the one resume mechanism.
@@ -23,6 +27,7 @@ from focuscrawl.engine.caps import DomainCap
 from focuscrawl.engine.scope import Scope
 from focuscrawl.policy import CrawlContext, Policy
 from focuscrawl.types import (
+    ForeignLinks,
     Observation,
     Outlink,
     Page,
@@ -67,6 +72,7 @@ class CrawlEngine:
         sinks: Iterable[EventSink] = (),
         max_outlinks: int = 1000,
         scope: Scope | None = None,
+        owns: Callable[[str], bool] | None = None,
     ):
         if budget <= 0:
             raise ValueError("budget must be positive")
@@ -91,6 +97,10 @@ class CrawlEngine:
         self._in_flight: dict[str, tuple[Selection, float]] = {}
         self._in_flight_per_host: Counter[str] = Counter()
         self.context: CrawlContext | None = None
+        # Distributed crawls: which URLs this shard owns (None: all), and links found for other shards since
+        # the last take_outgoing(). Not crawl state: a resumed shard finds its sent links in its store.
+        self.owns = owns
+        self.outgoing: list[ForeignLinks] = []
 
     # -- setup ---------------------------------------------------------------------------------
     def start(self, context: CrawlContext) -> None:
@@ -103,10 +113,12 @@ class CrawlEngine:
             out_of_scope = self.scope.reason(url, 0)
             if out_of_scope is not None:
                 raise ValueError(f"seed {url} is out of the crawl's scope: {out_of_scope}")
+            if self.owns is not None and not self.owns(url):
+                continue  # another shard's seed
             if url not in self.parent:
                 self._discover(url, None, domain_of(url))
                 seeds.append(url)
-        if not seeds:
+        if not seeds and self.owns is None:
             raise ValueError("no seeds: a crawl needs at least one seed URL")
         context.seeds = seeds
         self.context = context
@@ -179,7 +191,12 @@ class CrawlEngine:
         reward = 1.0 if relevance >= REWARD_THRESHOLD else 0.0
         # a redirect that left the scope (another domain, an excluded path) is fetched, but not followed further
         followed = not duplicate and self.scope.allows(final_url, self.depth.get(url, 0))
-        links = self._new_links(url, page) if followed else []
+        foreign: list[tuple[str, str]] = []
+        links = self._new_links(url, page, foreign) if followed else []
+        if foreign:
+            sent = Page(url=page.url, final_url=page.final_url, status=page.status, content_type=page.content_type,
+                        title=page.title, text=page.text, outlinks=list(page.outlinks))
+            self.outgoing.append(ForeignLinks(url, sent, relevance, reward, self.depth.get(url, 0), foreign))
 
         started = time.perf_counter()
         self.policy.observe(Observation(step, selection, page, relevance, reward, links))
@@ -222,6 +239,41 @@ class CrawlEngine:
             page = web.fetch(selection.url)
             self.record(selection.url, page, time.perf_counter() - started)
         return self.stats
+
+    # -- distributed crawls: links across shards ---------------------------------------------------
+    def take_outgoing(self) -> list[ForeignLinks]:
+        """The links found for other shards since the last call (each parent page's, in step order)."""
+        outgoing, self.outgoing = self.outgoing, []
+        return outgoing
+
+    def adopt(self, foreign: ForeignLinks) -> int:
+        """Links another shard found enter this shard's closure bookkeeping and its policy's frontier.
+
+        Filtered as a page's own outlinks are (fetched, capped, not owned here, duplicates); the policy gets
+        them in a ``foreign`` Observation of the parent page (``Policy.adopt``). Returns how many it got.
+        """
+        links: list[Outlink] = []
+        seen: set[str] = set()
+        for url, anchor in foreign.links:
+            if url in seen or url in self.fetched or (self.owns is not None and not self.owns(url)):
+                continue
+            seen.add(url)
+            host = domain_of(url)
+            if host in self.capped_hosts:
+                continue
+            new = url not in self.parent
+            if new and not self.scope.allows(url, foreign.depth + 1):
+                continue
+            if new:
+                self._discover(url, foreign.parent, host)
+                self.depth[url] = foreign.depth + 1
+            links.append(Outlink(url, anchor, host, new))
+        if links:
+            started = time.perf_counter()
+            self.policy.adopt(Observation(self.stats.steps, Selection(foreign.parent), foreign.page,
+                                          foreign.relevance, foreign.reward, links, foreign=True))
+            self.stats.decision_s += time.perf_counter() - started
+        return len(links)
 
     @property
     def in_flight(self) -> list[str]:
@@ -296,7 +348,8 @@ class CrawlEngine:
                 if count >= limit:
                     self._cap_host(host)
 
-    def _new_links(self, parent: str, page: Page) -> list[Outlink]:
+    def _new_links(self, parent: str, page: Page, foreign: list[tuple[str, str]]) -> list[Outlink]:
+        """The page's outlinks for the policy; those to hosts another shard owns go to ``foreign`` instead."""
         links: list[Outlink] = []
         seen: set[str] = set()
         depth = self.depth.get(parent, 0) + 1
@@ -305,6 +358,12 @@ class CrawlEngine:
             if url is None or url in seen or url in self.fetched or url == parent:
                 continue
             seen.add(url)
+            if self.owns is not None and not self.owns(url):
+                if self.scope.allows(url, depth):
+                    foreign.append((url, link.anchor))  # its owner filters and caps it
+                    if len(links) + len(foreign) >= self.max_outlinks:
+                        break
+                continue
             host = domain_of(url)
             if host in self.capped_hosts:
                 continue
@@ -314,7 +373,7 @@ class CrawlEngine:
             if new:
                 self._discover(url, parent, host)
             links.append(Outlink(url, link.anchor, host, new))
-            if len(links) >= self.max_outlinks:
+            if len(links) + len(foreign) >= self.max_outlinks:
                 break
         return links
 

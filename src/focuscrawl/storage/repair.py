@@ -53,6 +53,14 @@ def check_store(path: Path) -> None:
         raise StoreDamagedError(damage_message(path, str(result[0]) if result else "no answer"))
 
 
+def _has_table(db: sqlite3.Connection, name: str) -> bool:
+    try:
+        row = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone()
+        return row is not None
+    except sqlite3.DatabaseError:
+        return True  # the schema is unreadable: look for the rows anyway
+
+
 def _readable_rows(db: sqlite3.Connection, table: str, lost: list[int]) -> Iterator[tuple]:
     """Every row of ``table`` that can be read, in rowid order; counts unreadable rows into ``lost``."""
     try:
@@ -92,6 +100,8 @@ def repair_run_folder(folder: str | Path) -> RepairReport:
     unreadable = [0]
     try:
         tables = {name: list(_readable_rows(old, name, unreadable)) for name in ("meta", "ops", "steps", "checkpoints")}
+        for name in ("inbox", "outbox"):  # a distributed crawl's shard (stores of older versions lack them)
+            tables[name] = list(_readable_rows(old, name, unreadable)) if _has_table(old, name) else []
     finally:
         old.close()
     meta = {key: value for key, value in tables["meta"]}
@@ -103,14 +113,22 @@ def repair_run_folder(folder: str | Path) -> RepairReport:
     while kept < len(steps) and steps[kept][0] == kept:
         kept += 1
     # the log up to the record of the last kept step: its selects and records, in order
-    ops, records = [], 0
+    # A distributed crawl's shard: a message adopted ('A') is kept wherever it is, after the cut too (its
+    # sender has forgotten it; the steps around it are redone anyway), if its row is still readable.
+    inbox = {row[0] for row in tables["inbox"]}
+    ops, adopted_later, records = [], [], 0
     for op in sorted(tables["ops"]):
+        if op[1] == "A":
+            if op[2] in inbox:
+                (ops if records < kept else adopted_later).append(op)
+            continue
         if records == kept:
-            break
+            continue
         ops.append(op)
         records += op[1] == "R"
     kept = min(kept, records)  # steps whose record the log lost cannot be replayed
     last_seq = ops[-1][0] if ops else 0
+    ops += adopted_later
     checkpoints = [row for row in tables["checkpoints"] if row[0] <= last_seq and row[1] < kept]
     store = StateStore(path)
     try:
@@ -120,6 +138,8 @@ def repair_run_folder(folder: str | Path) -> RepairReport:
             if kept:
                 db.executemany(f"INSERT INTO steps VALUES ({','.join('?' * len(steps[0]))})", steps[:kept])
             db.executemany("INSERT INTO checkpoints VALUES (?, ?, ?, ?)", checkpoints)
+            db.executemany("INSERT INTO inbox VALUES (?, ?)", tables["inbox"])
+            db.executemany("INSERT INTO outbox VALUES (?, ?, ?)", tables["outbox"])
     finally:
         store.close()
     return RepairReport(str(folder), str(aside), kept, len(steps) - kept, unreadable[0], len(checkpoints))

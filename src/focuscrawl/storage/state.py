@@ -54,6 +54,11 @@ CREATE TABLE IF NOT EXISTS steps (
 );
 CREATE TABLE IF NOT EXISTS checkpoints (seq INTEGER PRIMARY KEY, step INTEGER NOT NULL, created REAL NOT NULL,
                                         blob BLOB NOT NULL);
+-- Distributed crawls only (focuscrawl.crawl.distributed), empty otherwise. outbox: links found for another
+-- shard, written with the step that found them, deleted once that shard has stored them. inbox: every
+-- message adopted (op 'A', url = the message id), so a re-sent message is recognised and a replay re-adopts it.
+CREATE TABLE IF NOT EXISTS outbox (id TEXT PRIMARY KEY, dest INTEGER NOT NULL, blob BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS inbox (id TEXT PRIMARY KEY, blob BLOB NOT NULL);
 """
 
 KEEP_CHECKPOINTS = 2
@@ -180,8 +185,10 @@ class StateStore:
         """
         self._pending_selects.append(url)
 
-    def commit_step(self, record: StepRecord, checkpoint: bytes | None = None) -> None:
-        """Atomically: the selects so far, the record op, the page (and a checkpoint taken after it)."""
+    def commit_step(self, record: StepRecord, checkpoint: bytes | None = None,
+                    outbox: list[tuple[str, int, bytes]] = ()) -> None:
+        """Atomically: the selects so far, the record op, the page (and a checkpoint taken after it), and in a
+        distributed crawl the messages (id, destination shard, payload) of the links it found for other shards."""
         body = zlib.compress(json.dumps({"text": record.text,
                                          "outlinks": [(l.url, l.anchor) for l in record.outlinks]}).encode(), 3)
         with self._transaction():
@@ -200,7 +207,42 @@ class StateStore:
                                 (seq, record.step, time.time(), checkpoint))
                 self.db.execute("DELETE FROM checkpoints WHERE seq NOT IN "
                                 "(SELECT seq FROM checkpoints ORDER BY seq DESC LIMIT ?)", (KEEP_CHECKPOINTS,))
+            if outbox:
+                self.db.executemany("INSERT OR REPLACE INTO outbox VALUES (?, ?, ?)", outbox)
         self._pending_selects.clear()
+
+    # -- distributed crawls: messages between shards ------------------------------------------------
+    def commit_adopt(self, message_id: str, blob: bytes) -> bool:
+        """Atomically: the selects so far, an 'A' op and the message; False (nothing written) if already stored."""
+        if self.has_message(message_id):
+            return False
+        with self._transaction():
+            self.db.executemany("INSERT INTO ops (kind, url) VALUES ('S', ?)", [(u,) for u in self._pending_selects])
+            self.db.execute("INSERT INTO ops (kind, url) VALUES ('A', ?)", (message_id,))
+            self.db.execute("INSERT INTO inbox VALUES (?, ?)", (message_id, blob))
+        self._pending_selects.clear()
+        return True
+
+    def has_message(self, message_id: str) -> bool:
+        return self.db.execute("SELECT 1 FROM inbox WHERE id = ?", (message_id,)).fetchone() is not None
+
+    def message(self, message_id: str) -> bytes:
+        row = self.db.execute("SELECT blob FROM inbox WHERE id = ?", (message_id,)).fetchone()
+        if row is None:
+            raise KeyError(f"message {message_id} is not in the inbox")
+        return row[0]
+
+    def outbox(self, limit: int = 1000) -> list[tuple[str, int, bytes]]:
+        """Messages not yet acknowledged by their destination, oldest first."""
+        return list(self.db.execute("SELECT id, dest, blob FROM outbox ORDER BY rowid LIMIT ?", (limit,)))
+
+    def outbox_count(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0]
+
+    def acknowledge(self, message_ids: list[str]) -> None:
+        """Their destinations stored them: they leave the outbox."""
+        with self._transaction():
+            self.db.executemany("DELETE FROM outbox WHERE id = ?", [(i,) for i in message_ids])
 
     # -- reading -------------------------------------------------------------------------------------
     def step_count(self) -> int:

@@ -378,6 +378,17 @@ class AdaptivePolicy(Policy):
     def diagnostics(self) -> dict[str, float]:
         return {f"w_{name}": float(w) for name, w in zip([*EVIDENCE, "bias"], self.model.w)}
 
+    # -- learning across shards (distributed crawls with average_every) --------------------------------
+    def parameters(self) -> dict[str, np.ndarray]:
+        """The evidence weights and the link model; each shard keeps its own RLS covariance."""
+        return {"evidence": self.model.w.copy(), "link_w": self.link_model.w.copy(),
+                "link_bias": np.array([self.link_model.bias])}
+
+    def load_parameters(self, parameters: dict[str, np.ndarray]) -> None:
+        self.model.w = np.array(parameters["evidence"], dtype=np.float64)
+        self.link_model.w = np.array(parameters["link_w"], dtype=np.float64)
+        self.link_model.bias = float(parameters["link_bias"][0])
+
 
 register(StrategySpec("adaptive", "learns online which evidence to trust (Gouriten's neighbourhood sums, parent and "
                                   "anchor relevance, Han's topic words, a link model, path, site): the default",

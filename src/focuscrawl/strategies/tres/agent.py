@@ -171,7 +171,26 @@ class TresPolicy(Policy):
         if self.hub_features and self.selector.refresh_hosts:
             self._refresh_host(host)
 
-        links = observation.links
+        X = self._add_links(page, observation.links)
+
+        if self.ddqn is not None:
+            replay = self.ddqn.replay
+            if self.last_transition is not None:
+                replay.append_next(self.last_transition, x)  # the action Tree-Frontier returned at t+1
+            self.last_transition = replay.add(x, reward, self.ddqn.cap_next(X))
+            self.ddqn.step()
+        self.steps += 1
+
+    def adopt(self, observation: Observation) -> None:
+        """Links another shard found (distributed crawls): into the frontier, with the parent page's reward as
+        their parent feature; no learning (the fetch was not this agent's action). The parent's path (length,
+        relevant pages on it) stays with the other shard: the links start a path, as seeds' do."""
+        reward = float(observation.reward)
+        parent_value = float(observation.relevance) if self.parent_feature == "probability" else None
+        self._add_links(self.features.add_page(-1, reward, parent_value), observation.links)
+
+    def _add_links(self, page: int, links) -> np.ndarray:
+        """Outlinks of fetched page ``page`` into the frontier (a better path replaces a sample); their features."""
         urls = [link.url for link in links]
         hosts = [link.host for link in links]
         X = self.features.outlink_features(page, urls, [link.anchor for link in links], hosts)
@@ -186,14 +205,7 @@ class TresPolicy(Policy):
         if fresh:
             self._insert([urls[k] for k in fresh], X[fresh], [hosts[k] for k in fresh],
                          np.full(len(fresh), page))
-
-        if self.ddqn is not None:
-            replay = self.ddqn.replay
-            if self.last_transition is not None:
-                replay.append_next(self.last_transition, x)  # the action Tree-Frontier returned at t+1
-            self.last_transition = replay.add(x, reward, self.ddqn.cap_next(X))
-            self.ddqn.step()
-        self.steps += 1
+        return X
 
     def _insert(self, urls: list[str], X: np.ndarray, hosts: list[str], parents: np.ndarray) -> None:
         self.frontier.add(urls, X, hosts, parents)

@@ -1,0 +1,85 @@
+"""Pages/s of `focuscrawl crawl --workers N` over a served synthetic web, at equal per-worker concurrency.
+
+    python benchmarks/distributed_rate.py --workers 1,2 --pages 20000 --hosts 2000 --latency-ms 50 \
+        --budget 1500 --concurrency 8 --strategy best-first [--out /tmp/rate]
+
+Builds the synthetic web (`focuscrawl web synth`, 2,000 hosts), serves it on loopback in a subprocess
+with the given latency, makes a topic of its topic 0 (the benchmark protocol's examples, 5 seeds), and crawls
+it once per N into a fresh run folder with the default politeness (1 s between requests to a host).
+Reported: pages / wall-clock seconds from the first to the last committed page (Ray start-up, the shards'
+start and the final merge excluded), from the merged pages.jsonl; plus the whole command's time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from served import serve_web  # noqa: E402
+
+
+def make_topic(web_dir: Path, topic_dir: Path) -> None:
+    """The benchmark protocol's topic synth.topic0 (its example pages and 5 of its seeds) as a topic directory."""
+    from dataclasses import replace
+
+    from focuscrawl.bench.protocol import load_topic
+    from focuscrawl.topic.topic_dir import write_topic_dir
+    from focuscrawl.web.store import OfflineWeb
+
+    topic = load_topic(OfflineWeb(web_dir), "synth.topic0")
+    write_topic_dir(topic_dir, replace(topic.inputs, seeds=topic.seeds_for_run(0, 5)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--workers", default="0,1,2", help="0: the single-process crawl")
+    parser.add_argument("--pages", type=int, default=20000)
+    parser.add_argument("--hosts", type=int, default=2000)
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--budget", type=int, default=1500)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--strategy", default="best-first")
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    out = Path(args.out or tempfile.mkdtemp(prefix="distributed-rate-"))
+    web_dir = out / "web"
+    if not (web_dir / "web.sqlite").exists():
+        from focuscrawl.web.synth import synthesize
+
+        synthesize(web_dir, args.pages, hosts=args.hosts, seed=0)
+    topic_dir = out / "topic"
+    if not topic_dir.exists():
+        make_topic(web_dir, topic_dir)
+    python = sys.executable
+    results = []
+    with serve_web(python, str(web_dir), "127.0.20.1", extra=("--latency-ms", str(args.latency_ms))) as hosts:
+        map_file = out / "hosts.json"
+        map_file.write_text(json.dumps(hosts))
+        for n in [int(x) for x in args.workers.split(",")]:
+            run = out / f"run-n{n}"
+            command = [python, "-m", "focuscrawl.cli.main", "crawl", "--topic", str(topic_dir), "--hosts-map",
+                       str(map_file), "-o", str(run), "--budget", str(args.budget), "--concurrency",
+                       str(args.concurrency), "--strategy", args.strategy, "--progress", "none", "-s", "plot=false"]
+            if n > 0:
+                command += ["--workers", str(n)]
+            started = time.monotonic()
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env={**os.environ})
+            total_s = time.monotonic() - started
+            times = [json.loads(line)["fetched_at"] for line in (run / "pages.jsonl").read_text().splitlines()]
+            crawl_s = max(times) - min(times)
+            row = {"workers": n, "pages": len(times), "crawl_s": round(crawl_s, 1),
+                   "pages_per_s": round(len(times) / max(crawl_s, 1e-9), 1), "command_s": round(total_s, 1)}
+            results.append(row)
+            print(json.dumps(row), flush=True)
+    (out / "rates.json").write_text(json.dumps(results, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

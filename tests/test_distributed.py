@@ -1,0 +1,249 @@
+"""Distributed crawls on a local Ray runtime over a web served on loopback: budget, no page twice, politeness,
+robots, the same crawl at N=1, a shard killed mid-crawl, the driver SIGKILLed and resumed, a clear line for
+another N and for a missing Ray."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import BIRD_WORDS, OTHER_WORDS, _text
+from typer.testing import CliRunner
+
+from focuscrawl.cli.main import app
+from focuscrawl.crawl import Crawler
+from focuscrawl.topic.topic_dir import write_topic_dir
+from focuscrawl.types import TopicInputs
+from focuscrawl.web.serve import serve_web
+from focuscrawl.web.store import WebWriter
+
+ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.slow
+
+HOSTS = [f"h{i}.test" for i in range(8)]
+PAGES = 14
+MIN_DELAY = 0.03
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def _web(directory: Path) -> Path:
+    """Eight hosts of 14 pages; every page links within its host and to two other hosts; even hosts are on topic."""
+    with WebWriter(directory, {"name": "hosts"}) as w:
+        for h, host in enumerate(HOSTS):
+            words = BIRD_WORDS if h % 2 == 0 else OTHER_WORDS
+            for i in range(PAGES):
+                url = f"http://{host}/p{i}"
+                w.add_page(url, title=f"{host} {i}", text=_text(words, i + h), labels=["topic.birds" if h % 2 == 0
+                                                                                      else "topic.other"])
+                w.add_link(url, f"http://{host}/p{(i + 1) % PAGES}", "next")
+                w.add_link(url, f"http://{host}/p{(i * 3 + 2) % PAGES}", "more birds")
+                w.add_link(url, f"http://{HOSTS[(h + 1 + i) % len(HOSTS)]}/p{i}", "elsewhere")
+                w.add_link(url, f"http://{HOSTS[(h + 3 * i + 2) % len(HOSTS)]}/p{(i + 5) % PAGES}", "bird nest")
+    return directory
+
+
+class _Server:
+    """The web served on loopback by a thread of this process, so that Ray's worker processes can fetch it."""
+
+    def __init__(self, web_dir: Path, map_file: Path):
+        self.loop = asyncio.new_event_loop()
+        self.server = serve_web(web_dir, base_ip="127.0.9.1", disallow={"h1.test": ["/p3"]})
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(30)
+        map_file.write_text(json.dumps(self.server.hosts))
+        self.map_file = map_file
+
+    def requests(self) -> list:
+        return [r for r in list(self.server.log) if r.path != "/robots.txt"]
+
+    def close(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("distributed")
+    web = _web(root / "web")
+    texts = [_text(BIRD_WORDS, i) for i in range(5)] + [_text(OTHER_WORDS, i) for i in range(5)]
+    write_topic_dir(root / "topic", TopicInputs("birds", ["bird"], texts, [1] * 5 + [0] * 5,
+                                                seeds=["http://h0.test/p0", "http://h3.test/p0"]))
+    server = _Server(web, root / "hosts.json")
+    yield root, server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+             runtime_env={"env_vars": {"PYTHONPATH": SRC}})
+    yield
+    ray.shutdown()
+
+
+def _settings(root: Path, server: _Server, **extra) -> dict:
+    return {"topic": root / "topic", "hosts_map": server.map_file, "progress": "none", "plot": False,
+            "fetch": {"min_delay": MIN_DELAY}, "checkpoint_every": 20, **extra}
+
+
+def _pages(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "pages.jsonl").read_text().splitlines()]
+
+
+def test_three_shards_reach_the_budget_politely_without_fetching_a_url_twice(site, local_ray):
+    from focuscrawl.crawl.distributed import DistributedCrawler, shard_of
+
+    root, server = site
+    before = len(server.requests())
+    run = root / "n3"
+    summary = DistributedCrawler(**_settings(root, server, out=run, budget=60, workers=3, concurrency=4,
+                                             strategy="best-first")).crawl()
+    assert summary.stopped == "budget" and summary.steps == 60
+    pages = _pages(run)
+    assert len(pages) == 60 and len({p["url"] for p in pages}) == 60
+    # each page fetched by the shard owning its host; the shards' own files are beneath
+    assert all(p["shard"] == shard_of(p["url"], 3) for p in pages)
+    assert len({p["shard"] for p in pages}) > 1
+    assert sum(len((run / "shards" / str(k) / "pages.jsonl").read_text().splitlines()) for k in range(3)) == 60
+    assert json.loads((run / "summary.json").read_text())["workers"] == 3
+    # the server saw each page once, robots.txt obeyed, and never two requests to a host closer than min_delay
+    requests = server.requests()[before:]
+    assert max(Counter((r.host, r.path) for r in requests).values()) == 1
+    assert not [r for r in requests if r.host == "h1.test" and r.path == "/p3"]
+    assert any(p["url"] == "http://h1.test/p3" and "robots" in p["error"] for p in pages) or \
+        "http://h1.test/p3" not in {p["url"] for p in pages}
+    by_host: dict[str, list[float]] = {}
+    for r in requests:
+        by_host.setdefault(r.host, []).append(r.time)
+    gaps = [b - a for times in by_host.values() for a, b in zip(sorted(times), sorted(times)[1:])]
+    assert gaps and min(gaps) >= MIN_DELAY - 0.002
+
+
+def test_shards_that_run_out_of_links_end_the_crawl_with_every_reachable_page_once(site, local_ray):
+    """A budget larger than the web: the crawl ends when every frontier and outbox is empty, and has fetched
+    exactly what the single-process crawl fetches, so no link between shards was lost on the way."""
+    from focuscrawl.crawl.distributed import DistributedCrawler
+
+    root, server = site
+    settings = _settings(root, server, budget=500, concurrency=4, strategy="bfs", fetch={"min_delay": 0.005})
+    single = Crawler(**settings, out=root / "all-single").crawl()
+    summary = DistributedCrawler(**settings, out=root / "all-n3", workers=3).crawl()
+    assert summary.stopped == "frontier" == single.stopped
+    urls = [p["url"] for p in _pages(root / "all-n3")]
+    assert len(urls) == len(set(urls)) == summary.steps
+    assert set(urls) == {p["url"] for p in _pages(root / "all-single")}
+    assert len(urls) == len(HOSTS) * PAGES
+
+
+def test_one_shard_at_concurrency_one_crawls_as_the_single_process_crawl(site, local_ray):
+    from focuscrawl.crawl.distributed import DistributedCrawler
+
+    root, server = site
+    settings = _settings(root, server, budget=40, concurrency=1, strategy="adaptive")
+    Crawler(**settings, out=root / "single").crawl()
+    DistributedCrawler(**settings, out=root / "n1", workers=1).crawl()
+    assert [p["url"] for p in _pages(root / "n1")] == [p["url"] for p in _pages(root / "single")]
+
+
+def test_a_shard_killed_mid_crawl_is_restarted_and_nothing_is_lost_or_fetched_twice(site, local_ray):
+    """Also: learning across shards (parameter averaging) survives the restarts, replayed from the stores."""
+    from focuscrawl.crawl.distributed import DistributedCrawler
+
+    root, server = site
+    kills: list[int] = []
+
+    def kill_shard(crawler) -> None:
+        # shard 1, then 0, then 1 again, each once the last one killed is back: Ray restarts it, it resumes
+        # from its store
+        starts = {st["shard"]: st["starts"] for st in crawler.stats.shards}
+        if len(kills) < 3 and crawler.stats.steps >= 8 * (len(kills) + 1) and crawler.stats.steps < 70 \
+                and (not kills or starts.get(kills[-1]) == 1 + kills.count(kills[-1])):
+            shard = (1, 0, 1)[len(kills)]
+            kills.append(shard)
+            ray.kill(crawler.shards[shard], no_restart=False)
+
+    settings = _settings(root, server, out=root / "killed", budget=90, workers=2, concurrency=1,
+                         strategy="adaptive", average_every=10)  # a restarted shard replays averaged parameters too
+    settings["fetch"] = {"min_delay": 0.25}  # slow (about 8 pages/s) for three restarts well before the budget
+    summary = DistributedCrawler(**settings).crawl(on_poll=kill_shard)
+    assert kills == [1, 0, 1]
+    assert summary.stopped == "budget" and summary.steps == 90
+    pages = _pages(root / "killed")
+    assert len(pages) == 90 and len({p["url"] for p in pages}) == 90
+    meta = [sqlite3.connect(root / "killed" / "shards" / str(k) / "state.sqlite").execute(
+        "SELECT value FROM meta WHERE key = 'starts'").fetchone()[0] for k in range(2)]
+    assert sorted(int(m) for m in meta) == [2, 3]  # shard 0 started twice, shard 1 three times
+    assert json.loads((root / "killed" / "summary.json").read_text())["averaging_rounds"] >= 2
+    # every link sent between shards arrived: no outbox is left with anything in it
+    for k in range(2):
+        db = sqlite3.connect(root / "killed" / "shards" / str(k) / "state.sqlite")
+        assert db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0] == 0
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-c", "import sys; from focuscrawl.cli.main import main; sys.exit(main())", *args]
+
+
+def _committed(run: Path) -> int:
+    total = 0
+    for path in run.glob("shards/*/state.sqlite"):
+        try:
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+            total += db.execute("SELECT COUNT(*) FROM steps").fetchone()[0]
+            db.close()
+        except sqlite3.Error:
+            pass
+    return total
+
+
+def test_a_sigkilled_driver_resumes_with_the_same_command_and_refuses_another_n(site):
+    root, server = site
+    run = root / "sigkill"
+    command = _cli("crawl", "--topic", str(root / "topic"), "--hosts-map", str(server.map_file), "-o", str(run),
+                   "--budget", "80", "--workers", "2", "--concurrency", "2", "--strategy", "bfs", "--progress",
+                   "none", "-s", "fetch.min_delay=0.15", "-s", "checkpoint_every=10", "-s", "plot=false")
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "RAY_USAGE_STATS_ENABLED": "0"}
+    driver = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              start_new_session=True)
+    deadline = time.monotonic() + 60
+    while _committed(run) < 15 and time.monotonic() < deadline and driver.poll() is None:
+        time.sleep(0.1)
+    assert driver.poll() is None, driver.communicate()
+    os.killpg(driver.pid, signal.SIGKILL)  # the driver and what it started in its session (the local Ray)
+    driver.wait(30)
+    killed_at = _committed(run)
+    assert 15 <= killed_at < 80
+
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    pages = _pages(run)
+    assert len(pages) == 80 and len({p["url"] for p in pages}) == 80
+    assert json.loads((run / "summary.json").read_text())["resumed_steps"] >= killed_at
+
+    other = CliRunner().invoke(app, ["crawl", "-o", str(run), "--workers", "3", "--progress", "none"])
+    assert other.exit_code == 2
+    assert other.output.strip().count("\n") == 0 and "--workers 2" in other.output, other.output
+
+
+def test_without_ray_workers_is_one_line_naming_the_extra(site, monkeypatch, tmp_path):
+    root, server = site
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    result = CliRunner().invoke(app, ["crawl", "--topic", str(root / "topic"), "-o", str(tmp_path / "run"),
+                                      "--hosts-map", str(server.map_file), "--workers", "2", "--progress", "none"])
+    assert result.exit_code == 2
+    assert result.output.strip().count("\n") == 0, result.output
+    assert "pip install 'focuscrawl[distributed]'" in result.output

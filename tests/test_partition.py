@@ -1,0 +1,99 @@
+"""The engine's partition hooks for distributed crawls, without Ray: a stable host hash, foreign links kept out of
+the frontier and handed over with their parent, adopted links reaching every strategy's frontier."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import tiny_crawl
+
+from focuscrawl.crawl.distributed import apply_message, average_parameters, decode_links, encode_links, shard_of
+from focuscrawl.strategies.registry import STRATEGIES
+from focuscrawl.types import ForeignLinks
+
+
+def test_shard_of_is_a_stable_hash_of_the_host():
+    # fixed values: a Python hash() would change between processes, blake2b does not
+    assert [shard_of(f"http://h{i}.test/x", 3) for i in range(8)] == [2, 1, 0, 1, 1, 0, 0, 2]
+    assert shard_of("http://www.h0.test/a", 3) == shard_of("http://h0.test/b", 3)  # one site, one shard
+
+
+def test_links_to_other_shards_wait_in_outgoing_with_their_parent(tiny_web):
+    crawl, events, web = tiny_crawl(tiny_web, "bfs", budget=5)
+    engine = crawl.engine
+    engine.owns = lambda url: "trains.test" not in url
+    engine.run(web)
+    sent = engine.take_outgoing()
+    assert sent and all(url.startswith("http://trains.test/") for m in sent for url, _ in m.links)
+    assert not any("trains.test" in e.url for e in events)  # never in this shard's frontier
+    first = sent[0]
+    assert first.parent == "http://birds.test/b0" and first.page.title == "b0" and first.depth == 0
+    assert first.reward == 1.0 and first.page.html is None
+    assert engine.take_outgoing() == []
+    assert decode_links(encode_links(first)) == first
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_every_strategy_fetches_links_another_shard_found(tiny_web, strategy):
+    crawl, events, web = tiny_crawl(tiny_web, strategy, budget=60)
+    parent = web.fetch("http://trains.test/t3")
+    adopted = crawl.engine.adopt(ForeignLinks("http://trains.test/t3", parent, 0.9, 1.0, 4,
+                                              [("http://nowhere.test/nest", "bird nest")]))
+    assert adopted == 1
+    assert crawl.engine.depth["http://nowhere.test/nest"] == 5
+    crawl.engine.run(web)
+    assert "http://nowhere.test/nest" in {e.url for e in events}
+
+
+def test_averaged_parameters_are_weighted_by_pages_and_loaded_by_adaptive(tiny_web):
+    import pickle
+
+    crawls = [tiny_crawl(tiny_web, "adaptive", budget=budget)[0] for budget in (10, 30)]
+    for crawl in crawls:
+        crawl.engine.run(tiny_crawl(tiny_web, "adaptive")[2])
+    shared = [(crawl.engine.stats.steps, crawl.policy.parameters()) for crawl in crawls]
+    average = average_parameters(shared)
+    expected = (10 * shared[0][1]["evidence"] + 30 * shared[1][1]["evidence"]) / 40
+    assert np.allclose(average["evidence"], expected)
+    apply_message(crawls[0].engine, "avg:1", pickle.dumps(average))
+    assert np.allclose(crawls[0].policy.parameters()["evidence"], expected)
+    assert crawls[0].policy.parameters()["link_w"].shape == shared[0][1]["link_w"].shape
+
+
+def test_repair_keeps_a_shards_adopted_messages(tiny_web, tmp_path):
+    import sqlite3
+
+    from focuscrawl.storage import StateStore
+    from focuscrawl.storage.repair import repair_run_folder
+
+    crawl, events, web = tiny_crawl(tiny_web, "bfs", budget=1)
+    parent = web.fetch("http://trains.test/t3")
+    store = StateStore(tmp_path / "state.sqlite")
+    store.initialise(identity={"shard": 0})
+    for i in range(3):
+        message = ForeignLinks("http://trains.test/t3", parent, 0.9, 1.0, 0, [(f"http://nowhere.test/{i}", "x")])
+        assert store.commit_adopt(f"1:{i}:0", encode_links(message))
+        store.log_select(f"http://h.test/{i}")  # committed with the next message; no step: all after the cut
+    assert not store.commit_adopt("1:0:0", b"again")  # a re-sent message is recognised
+    store.db.execute("INSERT INTO outbox VALUES ('0:0:1', 1, x'00')")
+    store.db.execute("DELETE FROM inbox WHERE id = '1:1:0'")  # as if that row were unreadable
+    store.close()
+    repair_run_folder(tmp_path)
+    db = sqlite3.connect(tmp_path / "state.sqlite")
+    # no step survived, so no select either; the adopted messages do (their senders forgot them), but the one
+    # whose row was lost
+    assert db.execute("SELECT kind, url FROM ops").fetchall() == [("A", "1:0:0"), ("A", "1:2:0")]
+    assert db.execute("SELECT id FROM inbox").fetchall() == [("1:0:0",), ("1:2:0",)]
+    assert db.execute("SELECT id, dest FROM outbox").fetchall() == [("0:0:1", 1)]
+
+
+def test_the_coordinator_never_grants_beyond_the_budget_and_shares_it_until_every_shard_has_asked():
+    from focuscrawl.crawl.distributed import Coordinator
+
+    coordinator = Coordinator(100, {0: 0, 1: 0}, workers=2)
+    assert coordinator.lease(0, 0, 16) == 16
+    assert coordinator.lease(0, 16, 40) == 34  # its half of the budget while shard 1 has not asked yet
+    assert coordinator.lease(0, 50, 16) == 0
+    assert coordinator.lease(1, 0, 60) == 50
+    assert coordinator.lease(0, 40, 16) == 10  # shard 0 gave 10 back; now first come, first served
+    assert coordinator.claimed() == 100 and coordinator.lease(1, 50, 1) == 0
