@@ -1,0 +1,70 @@
+"""Two runs of a suite, row by row: strategy X's mean AUC/oracle in B over its mean in A.
+
+What issue 14 asks of topics from a few words: the dev suite run with keywords only (B) against the same
+suite with example texts (A), each strategy against itself, median over rows (and per half).
+
+    python benchmarks/suite_ratio.py runs/suite-dev runs/suite-dev-keywords [--strategy adaptive,best-first]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+
+
+def row_means(folder: Path) -> dict[str, dict[str, float]]:
+    """row folder name -> strategy -> mean AUC/oracle, from each row's summary.json."""
+    means = {}
+    for summary in sorted(folder.glob("rows/*/summary.json")):
+        data = json.loads(summary.read_text())
+        means[summary.parent.name] = {s["strategy"]: s["auc_ratio_mean"] for s in data["strategies"]}
+    return means
+
+
+def halves(folder: Path) -> dict[str, str]:
+    """row folder name -> tuning or held-out, from the suite's suite.json when it is there."""
+    path = folder / "suite.json"
+    if not path.exists():
+        return {}
+    return {row["slug"]: row.get("half", "") for row in json.loads(path.read_text()).get("rows", [])}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("a", type=Path, help="the reference suite folder (e.g. with example texts)")
+    parser.add_argument("b", type=Path, help="the compared suite folder (e.g. keywords only)")
+    parser.add_argument("--strategy", default="", help="comma-separated (default: every strategy in both)")
+    args = parser.parse_args()
+    a, b = row_means(args.a), row_means(args.b)
+    half = halves(args.a) or halves(args.b)
+    rows = [r for r in a if r in b]
+    strategies = [s for s in args.strategy.split(",") if s] or sorted(
+        {s for r in rows for s in a[r] if s in b[r] and "oracle" not in s})
+    print("| row | half | " + " | ".join(f"{s} A | {s} B | ratio" for s in strategies) + " |")
+    print("|---|---|" + "---|---|---|" * len(strategies))
+    ratios: dict[str, list[tuple[str, float]]] = {s: [] for s in strategies}
+    for r in rows:
+        cells = []
+        for s in strategies:
+            if s in a[r] and s in b[r] and a[r][s] > 0:
+                ratio = b[r][s] / a[r][s]
+                ratios[s].append((half.get(r, ""), ratio))
+                cells.append(f"{a[r][s]:.3f} | {b[r][s]:.3f} | {ratio:.3f}")
+            else:
+                cells.append("- | - | -")
+        print(f"| {r} | {half.get(r, '')} | " + " | ".join(cells) + " |")
+    print()
+    for s in strategies:
+        values = [v for _, v in ratios[s]]
+        parts = [f"all {len(values)} rows {statistics.median(values):.3f}"] if values else []
+        for name in ("tuning", "held-out"):
+            part = [v for h, v in ratios[s] if h == name]
+            if part:
+                parts.append(f"{name} {len(part)} rows {statistics.median(part):.3f}")
+        print(f"{s}: median ratio B/A " + ", ".join(parts))
+
+
+if __name__ == "__main__":
+    main()
