@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -559,16 +560,18 @@ def test_crawl_with_dashboard_prints_its_url_and_serves_the_run(tmp_path, capsys
 
 def test_dashboard_command_serves_until_interrupted(tmp_path):
     out = offline_run(tmp_path, budget=5)
+    # Ctrl+C as a terminal delivers it: with SIGINT at its default in the child, even when the tests run as a
+    # background job (whose shell starts children with SIGINT ignored, and Python then never raises for it)
     proc = subprocess.Popen([sys.executable, "-c", "from focuscrawl.cli.main import main; main()",
                              "dashboard", str(out), "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         line = proc.stdout.readline()
         url = re.search(r"(http://127\.0\.0\.1:\d+/)", line).group(1)
         assert "(crawl folder)" in line
         assert get_json(url + "api/run")["totals"]["steps"] == 5
     finally:
-        proc.send_signal(2)
+        proc.send_signal(signal.SIGINT)
         try:  # communicate, not wait: it drains the pipes, so a chatty child cannot block on a full one
             _, err = proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
