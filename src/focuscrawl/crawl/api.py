@@ -66,16 +66,22 @@ class RunStats:
         return len(window) / max(now - window[0], 1e-6)
 
 
+def crawl_config(config: CrawlConfig | None, settings: dict) -> CrawlConfig:
+    """The crawl's settings: ``config``, or the defaults, with keyword ``settings`` over them; it needs ``out``."""
+    if config is None:
+        config = load_config(CrawlConfig, **settings)
+    elif settings:
+        config = CrawlConfig.model_validate({**config.model_dump(), **settings})
+    if config.out is None:
+        raise ValueError("a crawl needs a run folder (out)")
+    return config
+
+
 class Crawler:
     """One crawl in one run folder. ``run()`` may be called again after a stop to continue it."""
 
     def __init__(self, config: CrawlConfig | None = None, /, *, fetcher: Fetcher | None = None, **settings):
-        if config is None:
-            config = load_config(CrawlConfig, **settings)
-        elif settings:
-            config = CrawlConfig.model_validate({**config.model_dump(), **settings})
-        if config.out is None:
-            raise ValueError("a crawl needs a run folder (out)")
+        config = crawl_config(config, settings)
         self.config = config
         self.out = Path(config.out)
         self.stats = RunStats()

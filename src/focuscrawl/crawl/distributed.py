@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 
 from focuscrawl.builder import Classifiers, build_crawl, check_strategies, reward_model_for
-from focuscrawl.config import CrawlConfig, load_config, read_effective_config
-from focuscrawl.crawl.api import RunStats, make_fetcher
+from focuscrawl.config import CrawlConfig, read_effective_config
+from focuscrawl.crawl.api import RunStats, crawl_config, make_fetcher
 from focuscrawl.crawl.driver import CrawlDriver
 from focuscrawl.crawl.resume import ResumeError, replay
 from focuscrawl.crawl.run_folder import PLOT_FILE, SHARDS_DIR, SUMMARY_FILE, CrawlSummary, RunFolder
@@ -416,12 +416,7 @@ class DistributedCrawler:
     GIVE_UP_S = 60.0
 
     def __init__(self, config: CrawlConfig | None = None, /, **settings):
-        if config is None:
-            config = load_config(CrawlConfig, **settings)
-        elif settings:
-            config = CrawlConfig.model_validate({**config.model_dump(), **settings})
-        if config.out is None:
-            raise ValueError("a crawl needs a run folder (out)")
+        config = crawl_config(config, settings)
         if config.workers is None:
             config = CrawlConfig.model_validate({**config.model_dump(), "workers": 1})
         require_ray()
