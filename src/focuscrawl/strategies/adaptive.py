@@ -44,14 +44,14 @@ import zlib
 import numpy as np
 
 from focuscrawl.policy import CrawlContext, Policy
-from focuscrawl.strategies.gouriten.graph import CRAWLED, FRONTIER, CrawlGraph
+from focuscrawl.strategies.gouriten.graph import FRONTIER, CrawlGraph
 from focuscrawl.strategies.gouriten.ranking import Ranking
 from focuscrawl.strategies.gouriten.scoring import anchor_windows
 from focuscrawl.strategies.registry import StrategySpec, register
 from focuscrawl.topic.similarity import TopicSimilarity
 from focuscrawl.topic.text import terms, url_text
 from focuscrawl.types import Observation, Selection
-from focuscrawl.urls import domain_of, normalize_url
+from focuscrawl.urls import domain_of
 
 GRAPH = ("fl-deg", "fl-n", "fl-e", "fl-ne", "sl-n", "sl-e", "sl-ne")  # gouriten.graph's feature columns
 OWN = ("parent", "anchor", "words", "links", "path", "local")
@@ -296,7 +296,7 @@ class AdaptivePolicy(Policy):
 
         links = observation.links
         kids, new = graph.intern([link.url for link in links], [link.host for link in links])
-        crawled_kids, crawled_anchors = self._crawled_targets(observation, kids)
+        crawled_kids, crawled_anchors = self.graph.crawled_targets(observation.url, observation.page.outlinks, kids)
         alpha = self._context_relevance(page.text, [link.anchor for link in links] + crawled_anchors,
                                         np.concatenate([kids, crawled_kids]), np.concatenate([new, np.zeros(
                                             len(crawled_kids), dtype=bool)]))
@@ -353,24 +353,6 @@ class AdaptivePolicy(Policy):
             cache.update(zip(missing, np.asarray(self.classifier.predict_proba(missing), dtype=float).tolist()))
         alpha[fresh] = [cache[anchors[k]] for k in fresh]
         return alpha
-
-    def _crawled_targets(self, observation: Observation, kids: np.ndarray) -> tuple[np.ndarray, list[str]]:
-        """Links of the page to pages crawled already (not in ``observation.links``): the second-level sums
-        need them."""
-        graph, known = self.graph, set(kids.tolist())
-        ids, anchors = [], []
-        w = graph.ids[observation.url]
-        for link in observation.page.outlinks:
-            i = graph.ids.get(link.url)
-            if i is None:
-                url = normalize_url(link.url)
-                i = graph.ids.get(url) if url else None
-            if i is None or i == w or i in known or graph.state[i] != CRAWLED:
-                continue
-            known.add(i)
-            ids.append(i)
-            anchors.append(link.anchor)
-        return np.asarray(ids, np.int64), anchors
 
     def on_host_capped(self, host: str) -> None:
         self.graph.drop_host(host)

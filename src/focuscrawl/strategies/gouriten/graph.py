@@ -23,6 +23,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from focuscrawl.types import Link
+from focuscrawl.urls import normalize_url
+
 UNSEEN, FRONTIER, TAKEN, CRAWLED, DROPPED = 0, 1, 2, 3, 4  # TAKEN: selected, not yet observed
 FAR = np.iinfo(np.int32).max
 
@@ -123,6 +126,25 @@ class CrawlGraph:
     def take(self, i: int) -> None:
         """The policy chose ``i``: it leaves the frontier (every ranking drops it lazily)."""
         self._leave_frontier(i, TAKEN)
+
+    def crawled_targets(self, url: str, outlinks: Iterable[Link], kids: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """The ids and anchors of ``url``'s outlinks to pages crawled already, other than ``kids`` (the links the
+        engine handed over, which leave out crawled pages): the second-level sums need them too."""
+        known = set(kids.tolist())
+        ids, anchors = [], []
+        w = self.ids[url]
+        for link in outlinks:
+            # Offline webs store normalised URLs: try the raw URL first, normalise only on a miss.
+            i = self.ids.get(link.url)
+            if i is None:
+                normal = normalize_url(link.url)
+                i = self.ids.get(normal) if normal else None
+            if i is None or i == w or i in known or self.state[i] != CRAWLED:
+                continue
+            known.add(i)
+            ids.append(i)
+            anchors.append(link.anchor)
+        return np.asarray(ids, np.int64), anchors
 
     def drop_host(self, host: str) -> None:
         for i in self.by_host.pop(host, ()):

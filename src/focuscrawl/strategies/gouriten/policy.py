@@ -27,11 +27,11 @@ from focuscrawl.strategies.gouriten.estimators import (
     Oracle,
     make_estimator,
 )
-from focuscrawl.strategies.gouriten.graph import CRAWLED, FRONTIER, CrawlGraph
+from focuscrawl.strategies.gouriten.graph import FRONTIER, CrawlGraph
 from focuscrawl.strategies.gouriten.ranking import Ranking
 from focuscrawl.strategies.gouriten.scoring import ClassifierScores, KeywordTfidfScores
 from focuscrawl.types import Observation, Selection
-from focuscrawl.urls import domain_of, normalize_url
+from focuscrawl.urls import domain_of
 
 BANDITS = ("mab-eps", "mab-eps-first", "mab-var")
 BANDIT_ARMS = ("fl-deg", "fl-n", "fl-e", "fl-ne", "lr-fl")  # "first-level neighborhood, including the lr"
@@ -168,7 +168,7 @@ class GouritenPolicy(Policy):
         anchors = [link.anchor for link in links]
         crawled_kids = np.zeros(0, np.int64)
         if graph.edges:  # edges to already crawled pages are not in observation.links; find them in the page
-            crawled_kids, crawled_anchors = self._crawled_targets(observation, kids)
+            crawled_kids, crawled_anchors = self.graph.crawled_targets(observation.url, observation.page.outlinks, kids)
             anchors += crawled_anchors
         alpha = (self.scorer.edges(observation.page, anchors) if self.needs_alpha and anchors
                  else np.zeros(len(anchors)))
@@ -183,23 +183,6 @@ class GouritenPolicy(Policy):
         touched = touched[graph.state[touched] == FRONTIER]
         for ranking in self.rankings:
             ranking.update(touched)
-
-    def _crawled_targets(self, observation: Observation, kids: np.ndarray) -> tuple[np.ndarray, list[str]]:
-        graph, known = self.graph, set(kids.tolist())
-        ids, anchors = [], []
-        w = graph.ids[observation.url]
-        for link in observation.page.outlinks:
-            # Offline webs store normalised URLs: try the raw URL first, normalise only on a miss.
-            i = graph.ids.get(link.url)
-            if i is None:
-                url = normalize_url(link.url)
-                i = graph.ids.get(url) if url else None
-            if i is None or i == w or i in known or graph.state[i] != CRAWLED:
-                continue
-            known.add(i)
-            ids.append(i)
-            anchors.append(link.anchor)
-        return np.asarray(ids, np.int64), anchors
 
     def on_host_capped(self, host: str) -> None:
         self.graph.drop_host(host)
