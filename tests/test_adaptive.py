@@ -92,3 +92,41 @@ def test_it_learns_from_every_page_and_says_why(tiny_web):
 def test_bad_options_fail_early():
     with pytest.raises(ValueError, match="unknown evidence"):
         make_policy("adaptive", prior={"magic": 1.0})
+
+
+def _explore_on(frontier_size: int, sample: int, monkeypatch) -> tuple[list[str], list[float], object]:
+    """An adaptive policy that always explores a frontier of random evidence: the URLs it picks, and how far
+    each is below the frontier's best by the evidence it followed (reasons print two decimals)."""
+    from focuscrawl.strategies import adaptive
+
+    monkeypatch.setattr(adaptive, "EXPLORE_SAMPLE", sample)
+    topic = TopicInputs("birds", ["bird"], ["bird nest", "train station"], [1, 0])
+    policy = make_policy("adaptive", explore=1.0, window=0)
+    policy.reset(CrawlContext(topic=topic, classifier=Quarter(), seeds=["http://h.test/s"], budget=10, seed=0))
+    _observe(policy, policy.select(), 0.5, [(f"http://h.test/{k}", "x") for k in range(frontier_size)])
+    rng = np.random.default_rng(7)
+    frontier = policy.graph.frontier()
+    policy.own[frontier] = rng.uniform(size=(frontier_size, len(OWN)))
+    policy.graph.features[frontier] = rng.uniform(size=(frontier_size, policy.graph.features.shape[1]))
+    urls, gaps = [], []
+    for _ in range(5):
+        frontier = policy.graph.frontier().copy()
+        best = {name: float(policy._column(frontier, k).max()) for k, name in enumerate(EVIDENCE)}
+        chosen = policy.select()
+        name, value = chosen.reason.split("best by ")[1].split(" alone (")
+        urls.append(chosen.url)
+        gaps.append(best[name] - float(value.rstrip(")")))  # how far below the frontier's best by that evidence
+    return urls, gaps, policy
+
+
+def test_exploring_a_large_frontier_reads_a_sample_of_it_deterministically(monkeypatch):
+    # frontier within the sample size: exploring picks the best URL of the whole frontier by one evidence
+    urls, gaps, _ = _explore_on(50, 1000, monkeypatch)
+    assert max(abs(g) for g in gaps) <= 0.005 and len(set(urls)) == 5
+    # frontier above it: the best of a uniform sample, the same sample for the same seed
+    first = _explore_on(400, 40, monkeypatch)
+    again = _explore_on(400, 40, monkeypatch)
+    assert first[0] == again[0] and len(set(first[0])) == 5
+    assert min(first[1]) >= -0.005 and max(first[1]) > 0.005, "a sample's best, not always the frontier's"
+    unexplored = set(first[2].graph.urls[i] for i in first[2].graph.frontier())
+    assert not unexplored & set(first[0]), "each explored URL left the frontier"

@@ -15,7 +15,7 @@ from focuscrawl.strategies.gouriten import GouritenPolicy
 from focuscrawl.strategies.gouriten.bandits import EpsilonFirst, EpsilonGreedy, VariableReset
 from focuscrawl.strategies.gouriten.estimators import LinearRegression
 from focuscrawl.strategies.gouriten.graph import CrawlGraph
-from focuscrawl.strategies.gouriten.ranking import Ranking
+from focuscrawl.strategies.gouriten.ranking import KEEP_FRACTION, Ranking
 from focuscrawl.strategies.gouriten.scoring import KeywordTfidfScores, anchor_windows
 from focuscrawl.types import Link, Observation, Outlink, Page, Selection, TopicInputs
 
@@ -196,6 +196,26 @@ def test_ranking_with_partial_heap_always_returns_the_argmax():
         assert values[best] == values[frontier].max()
         graph.take(best)
     assert ranking.rebuilds > 1
+
+
+def test_ranking_on_a_large_frontier_keeps_a_fraction_of_it_and_still_returns_the_argmax():
+    graph = CrawlGraph()
+    n = 60_000  # above KEEP_FRACTION * keep: the heap keeps 1% of the frontier, not 8 nodes
+    graph.intern([f"http://h/{i}" for i in range(n)], ["h"] * n)
+    values = np.random.default_rng(3).uniform(size=graph.capacity)
+    ranking = Ranking(graph, lambda x: values[x], keep=8)
+    ranking.rebuild()
+    assert len(ranking.heap) == n // KEEP_FRACTION
+    rng = np.random.default_rng(4)
+    for step in range(300):
+        if step % 5 == 0:
+            changed = rng.choice(graph.frontier(), size=20, replace=False)
+            values[changed] = rng.uniform(size=20)
+            ranking.update(changed)
+        best = ranking.best()
+        assert values[best] == values[graph.frontier()].max()
+        graph.take(best)
+    assert ranking.rebuilds == 1, "300 selections do not exhaust a heap of 600"
 
 
 def test_partial_heap_keeps_earliest_discovered_first_among_ties():

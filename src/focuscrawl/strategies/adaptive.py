@@ -33,7 +33,9 @@ maintained incrementally; the other evidence is computed once per link (one clas
 similarity pass per page for all its links) and updated for the frontier URLs a page links to again.
 The ranking is ``gouriten.ranking``'s lazily invalidated heap over predictions, updated for the URLs
 whose evidence changed; the whole frontier is re-predicted (new weights, new link model, new site
-records) every ``rerank_every`` selections, and more rarely on large frontiers, one numpy pass each.
+records) every ``rerank_every`` selections, and more rarely on large frontiers, one numpy pass each. An
+exploring step reads one evidence column of the frontier, or of a uniform sample of ``EXPLORE_SAMPLE`` URLs
+on larger frontiers. Below 20,000 frontier URLs none of this spacing or sampling applies.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ SEED_EVIDENCE = (1.0, 1.0, 1.0, 0.5, 1.0, 1.0)
 HASH_BITS = 18
 WINDOW = 100  # characters of page text around a link: its context, as Gouriten et al.'s alpha
 RERANK_URLS_PER_STEP = 2000
+EXPLORE_SAMPLE = 20_000  # frontier URLs an exploring step reads at most (a uniform sample on larger frontiers)
 
 
 def hashed_words(url: str, anchor: str) -> np.ndarray:
@@ -140,6 +143,7 @@ class AdaptivePolicy(Policy):
         self.classifier = context.classifier
         self.similarity = TopicSimilarity(topic.example_texts, topic.example_labels, topic.keywords)
         self.rng = context.rng("adaptive")
+        self.sample_rng = np.random.default_rng(context.rng("adaptive-sample").getrandbits(64))
         self.model = OnlineLeastSquares(self.prior, self.prior_strength, self.forget)
         self.link_model = OnlineLogistic()
         self.graph = CrawlGraph(second_level=True)
@@ -161,28 +165,36 @@ class AdaptivePolicy(Policy):
         hosts = [domain_of(u) for u in context.seeds]
         seeds, _ = self.graph.intern(context.seeds, hosts)
         self.graph.depth[seeds] = 0
-        for i, url, host in zip(seeds.tolist(), context.seeds, hosts):
-            self._first_seen(i, host, hashed_words(url, ""), SEED_EVIDENCE)
+        self._first_seen(seeds.tolist(), hosts, [hashed_words(url, "") for url in context.seeds],
+                         [SEED_EVIDENCE] * len(seeds))
         self.ranking.update(seeds)
 
     # -- evidence --------------------------------------------------------------------------------------
-    def _first_seen(self, i: int, host: str, words: np.ndarray, own: tuple[float, ...]) -> None:
-        """Evidence of a URL seen for the first time: its host, its hashed words for the link model, and
-        ``own``, the OWN columns."""
-        if i >= len(self.own):
-            grow = max(self.graph.capacity, i + 1) - len(self.own)
+    def _first_seen(self, ids: list[int], hosts: list[str], words: list[np.ndarray],
+                    own: list[tuple[float, ...]]) -> None:
+        """Evidence of URLs seen for the first time: their hosts, their hashed words for the link model, and
+        ``own``, their OWN columns. One call per page (numpy's per-call cost is most of the work per URL)."""
+        if not ids:
+            return
+        if max(ids) >= len(self.own):
+            grow = max(self.graph.capacity, max(ids) + 1) - len(self.own)
             self.own = np.concatenate([self.own, np.zeros((grow, len(OWN)))])
             self.host = np.concatenate([self.host, np.zeros(grow, dtype=np.int64)])
             self.words_at = np.concatenate([self.words_at, np.zeros((grow, 2), dtype=np.int64)])
-        self.own[i] = own
-        self.host[i] = self._host_id(host)
-        while self.words_end + len(words) > len(self.words_pool):
+        index = np.asarray(ids, dtype=np.int64)
+        self.own[index] = own
+        self.host[index] = [self._host_id(host) for host in hosts]
+        lengths = np.array([len(w) for w in words], dtype=np.int64)
+        total = int(lengths.sum())
+        while self.words_end + total > len(self.words_pool):
             self.words_pool = np.concatenate([self.words_pool, np.zeros_like(self.words_pool)])
             self.words_owner = np.concatenate([self.words_owner, np.zeros_like(self.words_owner)])
-        self.words_pool[self.words_end:self.words_end + len(words)] = words
-        self.words_owner[self.words_end:self.words_end + len(words)] = i
-        self.words_at[i] = (self.words_end, len(words))
-        self.words_end += len(words)
+        end = self.words_end + total
+        self.words_pool[self.words_end:end] = np.concatenate(words)
+        self.words_owner[self.words_end:end] = np.repeat(index, lengths)
+        self.words_at[index, 0] = self.words_end + np.cumsum(lengths) - lengths
+        self.words_at[index, 1] = lengths
+        self.words_end = end
 
     def _words(self, i: int) -> np.ndarray:
         start, length = self.words_at[i]
@@ -215,9 +227,16 @@ class AdaptivePolicy(Policy):
         return self._site(hosts) if EVIDENCE[column] == "site" else (self.host_ok[hosts] > 0).astype(float)
 
     def _evidence(self, ids: np.ndarray) -> np.ndarray:
-        """The evidence of each URL, in EVIDENCE order: one row per id."""
-        hosts = self.host[ids]
-        return np.column_stack([self.graph.features[ids], self.own[ids], self._site(hosts), self.host_ok[hosts] > 0])
+        """The evidence of each URL, in EVIDENCE order: one row per id. Gathered into one preallocated matrix
+        (``take`` without bounds checks: ids are always known URLs), which halves a 1M-URL re-rank against
+        stacking gathered copies; the values are the same."""
+        x = np.empty((len(ids), len(EVIDENCE)))
+        np.take(self.graph.features, ids, axis=0, out=x[:, :len(GRAPH)], mode="clip")
+        np.take(self.own, ids, axis=0, out=x[:, len(GRAPH):len(GRAPH) + len(OWN)], mode="clip")
+        hosts = np.take(self.host, ids, mode="clip")
+        x[:, -2] = self._site(hosts)
+        x[:, -1] = self.host_ok[hosts] > 0
+        return x
 
     def _predict(self, ids: np.ndarray) -> np.ndarray:
         w = self.model.w
@@ -252,6 +271,10 @@ class AdaptivePolicy(Policy):
         if self.rng.random() < self.explore:
             column = self.rng.randrange(len(EVIDENCE))
             frontier = graph.frontier()
+            if len(frontier) > EXPLORE_SAMPLE:
+                # Exploring shows the model what one piece of evidence would find: a top URL by it among a
+                # uniform sample does that too (on 1M URLs, about the 50th best), at a fiftieth of the cost.
+                frontier = frontier[self.sample_rng.integers(0, len(frontier), EXPLORE_SAMPLE)]
             values = self._column(frontier, column)
             best = int(np.argmax(values))
             i = int(frontier[best])
@@ -282,7 +305,7 @@ class AdaptivePolicy(Policy):
         if w is None:  # not ours (cannot happen with the engine); record it as a seed would be
             host = domain_of(observation.url)
             w = int(graph.intern([observation.url], [host])[0][0])
-            self._first_seen(w, host, hashed_words(observation.url, ""), SEED_EVIDENCE)
+            self._first_seen([w], [host], [hashed_words(observation.url, "")], [SEED_EVIDENCE])
         if observation.selection.memo is not None:
             self.link_model.learn(self._words(w), float(relevant))
         hid = int(self.host[w])
@@ -308,18 +331,22 @@ class AdaptivePolicy(Policy):
             words[fresh] = self.similarity.links(texts)[:, 0]
         page_host = self.host_names[hid]
         page_domain = _domain(page_host)
+        first: tuple[list, list, list, list] = ([], [], [], [])  # ids, hosts, hashed words, OWN rows of new URLs
         for k, (link, i, is_new) in enumerate(zip(links, kids.tolist(), new.tolist())):
             local = 1.0 if link.host == page_host else 0.5 if _domain(link.host) == page_domain else 0.0
             if is_new:
                 hashed = hashed_words(link.url, link.anchor)
                 link_prob = self.link_model.predict(hashed) if self.link_model.trained else 0.5
-                self._first_seen(i, link.host, hashed, (relevance, alpha[k], words[k], link_prob, path, local))
+                for column, value in zip(first, (i, link.host, hashed,
+                                                 (relevance, alpha[k], words[k], link_prob, path, local))):
+                    column.append(value)
             elif graph.state[i] == FRONTIER:
                 row = self.own[i]
                 row[0] = max(row[0], relevance)
                 row[1] = max(row[1], alpha[k])
                 row[4] = max(row[4], path)
                 row[5] = max(row[5], local)
+        self._first_seen(*first)
         changed = graph.crawl(w, relevance, kids, alpha[:len(kids)], crawled_kids, alpha[len(kids):])
         touched = np.union1d(changed, kids[graph.state[kids] == FRONTIER])
         self.ranking.update(touched)

@@ -22,6 +22,8 @@ import numpy as np
 
 from focuscrawl.strategies.gouriten.graph import FRONTIER, CrawlGraph
 
+KEEP_FRACTION = 100  # on large frontiers the heap keeps 1 node in KEEP_FRACTION (see ``rebuild``)
+
 
 class Ranking:
     def __init__(self, graph: CrawlGraph, score: Callable[[np.ndarray], np.ndarray], keep: int = 512):
@@ -53,11 +55,15 @@ class Ranking:
         neg = -self.score(ids) if len(ids) else np.zeros(0)
         self.value[ids] = -neg
         self.limit = (np.inf, 0)
-        if len(ids) > self.keep:
-            kth = np.partition(neg, self.keep - 1)[self.keep - 1]
+        # A heap of ``keep`` nodes runs out after about ``keep`` selections, and each rebuild re-scores the whole
+        # frontier: on a large frontier keep 1% of it, so rebuilds come with the estimator's own re-ranks, not
+        # every few hundred steps (which cost 1 ms a step at 1M URLs). Same frontiers below 51,200 URLs.
+        keep = max(self.keep, len(ids) // KEEP_FRACTION)
+        if len(ids) > keep:
+            kth = np.partition(neg, keep - 1)[keep - 1]
             inside = np.flatnonzero(neg < kth)
             tied = np.flatnonzero(neg == kth)
-            need = self.keep - len(inside)  # >= 1: kth itself is among the best keep
+            need = keep - len(inside)  # >= 1: kth itself is among the best keep
             if need < len(tied):  # ties at the cut: the smallest ids go in, the next one is the limit
                 order = np.argpartition(ids[tied], need)
                 self.limit = (float(kth), int(ids[tied[order[need]]]))
