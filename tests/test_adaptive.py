@@ -130,3 +130,16 @@ def test_exploring_a_large_frontier_reads_a_sample_of_it_deterministically(monke
     assert min(first[1]) >= -0.005 and max(first[1]) > 0.005, "a sample's best, not always the frontier's"
     unexplored = set(first[2].graph.urls[i] for i in first[2].graph.frontier())
     assert not unexplored & set(first[0]), "each explored URL left the frontier"
+
+
+def test_local_evidence_groups_hosts_by_registered_domain():
+    topic = TopicInputs("birds", ["bird"], ["bird nest", "train station"], [1, 0])
+    policy = make_policy("adaptive", explore=0.0, window=0)
+    policy.reset(CrawlContext(topic=topic, classifier=Quarter(), seeds=["http://cs.ox.ac.uk/s"], budget=10, seed=0))
+    seed = policy.select()
+    links = [("http://cs.ox.ac.uk/a", "cs.ox.ac.uk"), ("http://maths.ox.ac.uk/b", "maths.ox.ac.uk"),
+             ("http://cam.ac.uk/c", "cam.ac.uk")]
+    page = Page(seed.url, seed.url, 200, "text/html", "", "", [Link(u, "x") for u, _ in links])
+    policy.observe(Observation(0, seed, page, 0.5, 0.0, [Outlink(u, "x", host, True) for u, host in links]))
+    local = [policy.own[policy.graph.ids[u], OWN.index("local")] for u, _ in links]
+    assert local == [1.0, 0.5, 0.0], "ox.ac.uk is one organisation; ac.uk is a public suffix, not a domain"

@@ -13,7 +13,7 @@ Every frontier URL carries the evidence that some strategy of the literature rel
     links            an online logistic model of URL and anchor words, trained on the crawl's own pages
                      (ACHE's link classifier)
     path             1 for a link from a relevant page, halved by each irrelevant page since (TRES, Han)
-    local            1 for a link within its parent's host, 0.5 within its parent's domain, else 0
+    local            1 for a link within its parent's host, 0.5 within its parent's registered domain, else 0
     site             how often pages of its host were relevant so far (TRES's domain features)
     known            whether a page of its host was fetched successfully (TRES's "known domain")
 
@@ -54,6 +54,7 @@ from focuscrawl.topic.similarity import TopicSimilarity
 from focuscrawl.topic.text import terms, url_text
 from focuscrawl.types import Observation, Selection
 from focuscrawl.urls import domain_of
+from focuscrawl.web.domains import registered_domain
 
 GRAPH = ("fl-deg", "fl-n", "fl-e", "fl-ne", "sl-n", "sl-e", "sl-ne")  # gouriten.graph's feature columns
 OWN = ("parent", "anchor", "words", "links", "path", "local")
@@ -79,11 +80,6 @@ def hashed_words(url: str, anchor: str) -> np.ndarray:
              f"s ends {last.rpartition('.')[2].lower() if '.' in last else ('file' if last else 'dir')}"]
     words = [f"u {t}" for t in terms(url_text(url))] + [f"a {t}" for t in terms(anchor)] + shape
     return np.array(sorted({zlib.crc32(w.encode()) & mask for w in words}), dtype=np.int32)
-
-
-def _domain(host: str) -> str:
-    """The last two labels of a host: its organisation, near enough for ``local`` (cs.umass.edu -> umass.edu)."""
-    return ".".join(host.rsplit(".", 2)[-2:])
 
 
 class OnlineLeastSquares:
@@ -330,10 +326,10 @@ class AdaptivePolicy(Policy):
             texts = [f"{url_text(links[k].url)} {links[k].anchor}" for k in fresh]
             words[fresh] = self.similarity.links(texts)[:, 0]
         page_host = self.host_names[hid]
-        page_domain = _domain(page_host)
+        page_domain = registered_domain(page_host)
         first: tuple[list, list, list, list] = ([], [], [], [])  # ids, hosts, hashed words, OWN rows of new URLs
         for k, (link, i, is_new) in enumerate(zip(links, kids.tolist(), new.tolist())):
-            local = 1.0 if link.host == page_host else 0.5 if _domain(link.host) == page_domain else 0.0
+            local = 1.0 if link.host == page_host else 0.5 if registered_domain(link.host) == page_domain else 0.0
             if is_new:
                 hashed = hashed_words(link.url, link.anchor)
                 link_prob = self.link_model.predict(hashed) if self.link_model.trained else 0.5
