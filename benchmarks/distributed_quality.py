@@ -1,18 +1,22 @@
-"""Harvest of a distributed crawl against the single-process one, scored against an offline web's labels.
+"""AUC/oracle of a distributed crawl against the single-process one, scored against an offline web's labels.
 
-    python benchmarks/distributed_quality.py webs/wikispeedia subject.Science.Biology --budget 1000 \
-        --strategy adaptive --runs "0 1 4 4:avg50" [--out DIR]
+    python benchmarks/distributed_quality.py webs/webkb course --seeds 10 --budget 1000 \
+        --strategy adaptive --runs "0 4 4:p0.5" --protocol-runs 0,1,2 [--out DIR]
 
-Each run crawls the web's topic (the benchmark protocol's examples and run 0's seeds) with `--web DIR`
-into its own run folder: `0` the single-process crawl, `N` N shards, `N:avgK` N shards averaging the
-strategy's parameters every K pages. Printed per run: pages, ground-truth relevant pages among them
-(final URL labelled with the topic), harvest rate, wall-clock seconds.
+For each protocol run r (the benchmark protocol's seeds of run r, its examples, its held-out pages), the
+topic is written as a user's topic folder and crawled with `--web DIR` into its own run folder: `0` the
+single-process crawl, `N` N shards, `N:avgK` N shards averaging the strategy's parameters every K pages,
+`N:pP` N shards leasing with priority P (`lease_priority`); options combine (`4:avg50:p0.5`).
+The `oracle` crawls the same seeds in the benchmark's engine, so AUC/oracle is the figure `focuscrawl bench`
+reports. Printed per crawl: pages, relevant pages (the benchmark's judge: held-out example pages do not
+count), AUC/oracle, wall-clock seconds; at the end the mean AUC/oracle per run spec.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import tempfile
 import time
 from dataclasses import replace
@@ -25,14 +29,18 @@ def main() -> None:
     parser.add_argument("topic")
     parser.add_argument("--budget", type=int, default=1000)
     parser.add_argument("--strategy", default="adaptive")
-    parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--runs", default="0 1 4 4:avg50")
-    parser.add_argument("--crawl-seeds", default="0", help="crawl seeds (the settings' seed), e.g. 0,1,2")
-    parser.add_argument("--seeds", type=int, default=1, help="seed pages (run 0's of the benchmark protocol)")
+    parser.add_argument("--concurrency", type=int, default=1, help="fetches in flight per process or shard")
+    parser.add_argument("--runs", default="0 4")
+    parser.add_argument("--protocol-runs", default="0", help="the benchmark protocol's runs (seed pages), e.g. 0,1,2")
+    parser.add_argument("--crawl-seed", type=int, default=0, help="the crawl settings' seed")
+    parser.add_argument("--seeds", type=int, default=1, help="seed pages per run")
     parser.add_argument("--out")
     args = parser.parse_args()
 
     from focuscrawl.bench.protocol import load_topic
+    from focuscrawl.bench.runner import ORACLE, crawl_once
+    from focuscrawl.builder import Classifiers
+    from focuscrawl.config import RunSettings
     from focuscrawl.crawl import Crawler
     from focuscrawl.crawl.distributed import DistributedCrawler
     from focuscrawl.topic.topic_dir import write_topic_dir
@@ -41,29 +49,46 @@ def main() -> None:
     out = Path(args.out or tempfile.mkdtemp(prefix="distributed-quality-"))
     web = OfflineWeb(args.web)
     topic = load_topic(web, args.topic)
-    topic_dir = out / "topic"
-    if not topic_dir.exists():
-        write_topic_dir(topic_dir, replace(topic.inputs, seeds=topic.seeds_for_run(0, args.seeds)))
     results = []
-    for crawl_seed, spec in [(int(c), spec) for c in args.crawl_seeds.split(",") for spec in args.runs.split()]:
-        workers, _, average = spec.partition(":avg")
-        workers = int(workers)
-        run = out / f"run-{spec.replace(':', '-')}-seed{crawl_seed}"
-        settings = {"topic": topic_dir, "out": run, "web": str(Path(args.web).resolve()), "budget": args.budget,
-                    "strategy": args.strategy, "concurrency": args.concurrency, "progress": "none", "plot": False,
-                    "seed": crawl_seed}
-        started = time.monotonic()
-        if workers == 0:
-            Crawler(**settings).crawl()
-        else:
-            DistributedCrawler(**settings, workers=workers, average_every=int(average or 0)).crawl()
-        elapsed = time.monotonic() - started
-        pages = [json.loads(line) for line in (run / "pages.jsonl").read_text().splitlines()]
-        relevant = sum(1 for p in pages if p["status"] == 200 and topic.truth(p["final_url"]))
-        row = {"run": spec, "seed": crawl_seed, "pages": len(pages), "relevant": relevant,
-               "harvest": round(relevant / max(len(pages), 1), 3), "seconds": round(elapsed, 1)}
-        results.append(row)
-        print(json.dumps(row), flush=True)
+    for protocol_run in [int(r) for r in args.protocol_runs.split(",")]:
+        seeds = topic.seeds_for_run(protocol_run, args.seeds)
+        oracle = crawl_once(web, topic, Classifiers(topic.inputs, 0), RunSettings(budget=args.budget), ORACLE,
+                            protocol_run, seeds)
+        topic_dir = out / f"topic-run{protocol_run}"
+        if not topic_dir.exists():
+            write_topic_dir(topic_dir, replace(topic.inputs, seeds=seeds))
+        for spec in args.runs.split():
+            workers, *options = spec.split(":")
+            workers = int(workers)
+            extra = {"average_every": int(o[3:]) for o in options if o.startswith("avg")}
+            extra |= {"lease_priority": float(o[1:]) for o in options if o.startswith("p")}
+            run = out / f"run{protocol_run}-{spec.replace(':', '-')}-seed{args.crawl_seed}"
+            settings = {"topic": topic_dir, "out": run, "web": str(Path(args.web).resolve()),
+                        "budget": args.budget, "strategy": args.strategy, "concurrency": args.concurrency,
+                        "progress": "none", "plot": False, "seed": args.crawl_seed}
+            started = time.monotonic()
+            if workers == 0:
+                Crawler(**settings).crawl()
+            else:
+                DistributedCrawler(**settings, workers=workers, **extra).crawl()
+            elapsed = time.monotonic() - started
+            pages = [json.loads(line) for line in (run / "pages.jsonl").read_text().splitlines()]
+            found, seen, auc = 0, set(), 0.0
+            for page in pages:  # the benchmark's count: a relevant final URL counts once
+                url = page["final_url"] or page["url"]
+                if page["status"] == 200 and url not in seen and topic.truth(url):
+                    found += 1
+                seen.add(url)
+                auc += found
+            auc += found * (args.budget - len(pages))
+            row = {"topic": args.topic, "protocol_run": protocol_run, "run": spec, "pages": len(pages),
+                   "relevant": found, "oracle_relevant": oracle.relevant_pages,
+                   "auc_oracle": round(auc / oracle.auc, 4) if oracle.auc else None, "seconds": round(elapsed, 1)}
+            results.append(row)
+            print(json.dumps(row), flush=True)
+    for spec in args.runs.split():
+        ratios = [r["auc_oracle"] for r in results if r["run"] == spec and r["auc_oracle"] is not None]
+        print(f"{args.topic} {spec}: mean AUC/oracle {statistics.mean(ratios):.4f} over {len(ratios)} runs", flush=True)
     (out / "quality.json").write_text(json.dumps(results, indent=1) + "\n")
 
 

@@ -97,3 +97,23 @@ def test_the_coordinator_never_grants_beyond_the_budget_and_shares_it_until_ever
     assert coordinator.lease(1, 0, 60) == 50
     assert coordinator.lease(0, 40, 16) == 10  # shard 0 gave 10 back; now first come, first served
     assert coordinator.claimed() == 100 and coordinator.lease(1, 50, 1) == 0
+
+
+def test_with_priority_the_budget_goes_to_shards_finding_relevant_pages(monkeypatch):
+    from focuscrawl.crawl import distributed
+    from focuscrawl.crawl.distributed import Coordinator
+
+    clock = [0.0]
+    monkeypatch.setattr(distributed.time, "monotonic", lambda: clock[0])
+    coordinator = Coordinator(1000, {0: 0, 1: 0}, workers=2, priority=0.5)
+    assert coordinator.lease(0, 0, 16, outlook=1.0) == 16  # untried shards are optimistic: both start
+    assert coordinator.lease(1, 0, 16, outlook=1.0) == 16
+    assert coordinator.lease(0, 16, 16, outlook=0.8) == 16
+    assert coordinator.lease(1, 16, 16, outlook=0.3) == 0, "below half of the best shard's outlook"
+    assert coordinator.lease(1, 16, 16, outlook=0.45) == 16
+    assert coordinator.denied == 1
+    clock[0] = 5.0  # shard 0 stopped asking (its frontier is spent): shard 1 no longer competes with it
+    assert coordinator.lease(1, 32, 16, outlook=0.1) == 16
+    # without priority, outlooks are ignored
+    plain = Coordinator(1000, {0: 0, 1: 0}, workers=2)
+    assert plain.lease(0, 0, 16, outlook=1.0) == 16 and plain.lease(1, 0, 16, outlook=0.0) == 16

@@ -107,6 +107,9 @@ class CrawlConfig(RunSettings):
     lease_pages: int = Field(16, gt=0, description="distributed crawl: pages of the budget a shard leases at a time")
     average_every: int = Field(0, ge=0, description="distributed crawl: average the strategy's learned parameters "
                                                     "across shards every N pages (0: never)")
+    lease_priority: float = Field(0.0, ge=0, le=1, description="distributed crawl: a shard leases pages only "
+                                  "while its recent relevance is at least this fraction of the best shard's "
+                                  "(0: every shard alike)")
     progress: Literal["auto", "live", "log", "none"] = "auto"
     log_every_s: float = Field(5.0, gt=0)
     plot: bool = True

@@ -51,6 +51,7 @@ from focuscrawl.urls import domain_of
 from focuscrawl.web.domains import registered_domain
 
 DISTRIBUTED_FILE = "distributed.json"
+OUTLOOK_PAGES = 20  # a shard's outlook averages its last pages' relevance over about this many
 INSTALL_HINT = "pip install 'focuscrawl[distributed]'"
 
 
@@ -123,11 +124,19 @@ class Coordinator:
     # the budget: the first shard up must not take a small budget before the others have started.
     STARTUP_S = 30.0
 
-    def __init__(self, budget: int, committed: dict[int, int], inputs: tuple | None = None, workers: int = 1):
+    # A shard that has not asked for this long (its frontier is spent, or it is restarting) does not compete
+    # for the budget's priority.
+    ASKING_S = 2.0
+
+    def __init__(self, budget: int, committed: dict[int, int], inputs: tuple | None = None, workers: int = 1,
+                 priority: float = 0.0):
         self.budget = budget
         self.claims = dict(committed)
         self._inputs = inputs
         self.workers = workers
+        self.priority = priority
+        self.outlooks: dict[int, tuple[float, float]] = {}  # shard -> (outlook, when it last asked)
+        self.denied = 0
         self._asked: set[int] = set()
         self._created = time.monotonic()
 
@@ -138,11 +147,23 @@ class Coordinator:
         again from a live actor."""
         return self._inputs
 
-    def lease(self, shard: int, claim: int, want: int) -> int:
-        """Shard ``shard`` now claims ``claim`` pages and asks for ``want`` more: how many it gets."""
+    def lease(self, shard: int, claim: int, want: int, outlook: float = 1.0) -> int:
+        """Shard ``shard`` now claims ``claim`` pages and asks for ``want`` more: how many it gets.
+
+        ``outlook`` is the shard's recent relevance (see ``Shard.outlook``). With ``priority`` p > 0, a shard
+        whose outlook is below p times the best outlook among the shards asking gets nothing for now: the
+        budget goes where the crawl is finding relevant pages, as one process's frontier would send it,
+        instead of in equal parts to shards with good and poor frontiers."""
+        now = time.monotonic()
         self.claims[shard] = claim
         self._asked.add(shard)
+        self.outlooks[shard] = (outlook, now)
         grant = max(0, min(want, self.budget - sum(self.claims.values())))
+        if self.priority and grant:
+            best = max(o for o, asked in self.outlooks.values() if now - asked <= self.ASKING_S)
+            if outlook < self.priority * best:
+                self.denied += 1
+                grant = 0
         if len(self._asked) < self.workers and time.monotonic() - self._created < self.STARTUP_S:
             grant = max(0, min(grant, -(-self.budget // self.workers) - claim))
         self.claims[shard] += grant
@@ -211,6 +232,8 @@ class Shard:
         self.relevant = 0
         self.relevant_domains: set[str] = set()
         self.restarts = 0
+        self.outlook = 1.0  # optimistic until pages say otherwise: every shard gets tried
+        self.outlook_pages = 0
 
     # -- life cycle ------------------------------------------------------------------------------
     async def _start(self) -> None:
@@ -312,7 +335,7 @@ class Shard:
                 self.driver.allowed = self.driver._order
             claim = self.committed_at_start + self.driver.allowed
             try:
-                grant = await self.coordinator.lease.remote(self.index, claim, want)
+                grant = await self.coordinator.lease.remote(self.index, claim, want, self.outlook)
             except Exception:  # noqa: BLE001 - coordinator unreachable (driver gone): fetch nothing more
                 return 0
             self.driver.allowed += grant
@@ -339,7 +362,8 @@ class Shard:
                 "frontier": self.engine.frontier_size, "outbox": self.store.outbox_count(),
                 "idle": self.state == "empty" and not self.driver.in_flight and not self._wake.is_set(),
                 "rate": rate, "relevant": self.relevant, "relevant_domains": len(self.relevant_domains),
-                "errors": self.errors, "starts": self.restarts + 1, "pid": os.getpid()}
+                "errors": self.errors, "starts": self.restarts + 1, "pid": os.getpid(),
+                "outlook": self.outlook}
 
     async def receive(self, messages: list[tuple[str, bytes]]) -> list[str]:
         """Store and adopt other shards' links; returns the ids now stored (new or already there)."""
@@ -389,6 +413,9 @@ class Shard:
 
     def _count(self, record) -> None:
         self.recent.append(time.monotonic())
+        # outlook: the mean relevance (the agent's own classifier) of the shard's last ~OUTLOOK_PAGES pages
+        self.outlook_pages += 1
+        self.outlook += (record.relevance - self.outlook) / min(self.outlook_pages, OUTLOOK_PAGES)
         self.errors += int(record.status == 0 or record.status >= 400)
         if record.reward > 0:
             self.relevant += 1
@@ -551,7 +578,7 @@ class DistributedCrawler:
     def _start_actors(self, ray, config, topic, seeds, classifier, hosts, committed) -> None:
         name = f"focuscrawl-coordinator-{os.getpid()}-{time.time_ns()}"
         self.coordinator = ray.remote(num_cpus=0)(Coordinator).options(name=name).remote(
-            config.budget, committed, (topic, seeds, classifier, hosts), self.workers)
+            config.budget, committed, (topic, seeds, classifier, hosts), self.workers, config.lease_priority)
         shard_actor = ray.remote(Shard)
         self.shards = []
         for k in range(self.workers):
