@@ -4,9 +4,10 @@
         --strategy adaptive --runs "0 4 4:p0.5" --protocol-runs 0,1,2 [--out DIR]
 
 For each protocol run r (the benchmark protocol's seeds of run r, its examples, its held-out pages), the
-topic is written as a user's topic folder and crawled with `--web DIR` into its own run folder: `0` the
-single-process crawl, `N` N shards, `N:avgK` N shards averaging the strategy's parameters every K pages,
-`N:pP` N shards leasing with priority P (`lease_priority`); options combine (`4:avg50:p0.5`).
+topic is written as a user's topic folder and crawled with `--web DIR` (once per crawl seed, the settings'
+`seed`) into its own run folder: `0` the single-process crawl, `N` N shards, `N:avgK` N shards averaging
+the strategy's parameters every K pages, `N:pP` N shards leasing with priority P (`lease_priority`);
+options combine (`4:avg50:p0.5`).
 The `oracle` crawls the same seeds in the benchmark's engine, so AUC/oracle is the figure `focuscrawl bench`
 reports. Printed per crawl: pages, relevant pages (the benchmark's judge: held-out example pages do not
 count), AUC/oracle, wall-clock seconds; at the end the mean AUC/oracle per run spec.
@@ -32,7 +33,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=1, help="fetches in flight per process or shard")
     parser.add_argument("--runs", default="0 4")
     parser.add_argument("--protocol-runs", default="0", help="the benchmark protocol's runs (seed pages), e.g. 0,1,2")
-    parser.add_argument("--crawl-seed", type=int, default=0, help="the crawl settings' seed")
+    parser.add_argument("--crawl-seeds", default="0", help="the crawl settings' seeds, e.g. 0,1,2")
     parser.add_argument("--seeds", type=int, default=1, help="seed pages per run")
     parser.add_argument("--out")
     args = parser.parse_args()
@@ -57,15 +58,15 @@ def main() -> None:
         topic_dir = out / f"topic-run{protocol_run}"
         if not topic_dir.exists():
             write_topic_dir(topic_dir, replace(topic.inputs, seeds=seeds))
-        for spec in args.runs.split():
+        for crawl_seed, spec in [(int(c), spec) for c in args.crawl_seeds.split(",") for spec in args.runs.split()]:
             workers, *options = spec.split(":")
             workers = int(workers)
             extra = {"average_every": int(o[3:]) for o in options if o.startswith("avg")}
             extra |= {"lease_priority": float(o[1:]) for o in options if o.startswith("p")}
-            run = out / f"run{protocol_run}-{spec.replace(':', '-')}-seed{args.crawl_seed}"
+            run = out / f"run{protocol_run}-{spec.replace(':', '-')}-seed{crawl_seed}"
             settings = {"topic": topic_dir, "out": run, "web": str(Path(args.web).resolve()),
                         "budget": args.budget, "strategy": args.strategy, "concurrency": args.concurrency,
-                        "progress": "none", "plot": False, "seed": args.crawl_seed}
+                        "progress": "none", "plot": False, "seed": crawl_seed}
             started = time.monotonic()
             if workers == 0:
                 Crawler(**settings).crawl()
@@ -81,8 +82,8 @@ def main() -> None:
                 seen.add(url)
                 auc += found
             auc += found * (args.budget - len(pages))
-            row = {"topic": args.topic, "protocol_run": protocol_run, "run": spec, "pages": len(pages),
-                   "relevant": found, "oracle_relevant": oracle.relevant_pages,
+            row = {"topic": args.topic, "protocol_run": protocol_run, "crawl_seed": crawl_seed, "run": spec,
+                   "pages": len(pages), "relevant": found, "oracle_relevant": oracle.relevant_pages,
                    "auc_oracle": round(auc / oracle.auc, 4) if oracle.auc else None, "seconds": round(elapsed, 1)}
             results.append(row)
             print(json.dumps(row), flush=True)
