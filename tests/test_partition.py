@@ -106,14 +106,34 @@ def test_with_priority_the_budget_goes_to_shards_finding_relevant_pages(monkeypa
     clock = [0.0]
     monkeypatch.setattr(distributed.time, "monotonic", lambda: clock[0])
     coordinator = Coordinator(1000, {0: 0, 1: 0}, workers=2, priority=0.5)
-    assert coordinator.lease(0, 0, 16, outlook=1.0) == 16  # untried shards are optimistic: both start
-    assert coordinator.lease(1, 0, 16, outlook=1.0) == 16
+    assert coordinator.lease(0, 0, 16, outlook=None) == 16  # shards without an outlook yet are always served
+    assert coordinator.lease(1, 0, 16, outlook=None) == 16
     assert coordinator.lease(0, 16, 16, outlook=0.8) == 16
-    assert coordinator.lease(1, 16, 16, outlook=0.3) == 0, "below half of the best shard's outlook"
-    assert coordinator.lease(1, 16, 16, outlook=0.45) == 16
+    assert coordinator.lease(1, 16, 16, outlook=0.3) == 0, "in the lower half of the range of asking outlooks"
+    assert coordinator.lease(0, 32, 16, outlook=0.8) == 16
     assert coordinator.denied == 1
-    clock[0] = 5.0  # shard 0 stopped asking (its frontier is spent): shard 1 no longer competes with it
-    assert coordinator.lease(1, 32, 16, outlook=0.1) == 16
+    clock[0] = 5.0  # shard 0 stopped asking: shard 1 no longer competes with it
+    assert coordinator.lease(1, 16, 16, outlook=0.3) == 16
+    assert coordinator.lease(0, 48, 16, outlook=0.9) == 16 and coordinator.lease(1, 32, 16, outlook=0.3) == 0
+    assert coordinator.lease(0, 40, 0, outlook=0.9) == 0  # shard 0 gives 8 back: its frontier is spent
+    assert coordinator.lease(1, 32, 16, outlook=0.3) == 16, "a shard giving back stops competing at once"
+    # outlooks are scores of no fixed sign or scale: the best asking shard is always served
+    negative = Coordinator(1000, {0: 0, 1: 0}, workers=2, priority=0.9)
+    assert negative.lease(0, 0, 16, outlook=-0.02) == 16 and negative.lease(1, 0, 16, outlook=-0.03) == 0
+    assert negative.lease(0, 16, 16, outlook=-0.025) == 16 and negative.lease(1, 0, 16, outlook=-0.0249) == 16
     # without priority, outlooks are ignored
     plain = Coordinator(1000, {0: 0, 1: 0}, workers=2)
     assert plain.lease(0, 0, 16, outlook=1.0) == 16 and plain.lease(1, 0, 16, outlook=0.0) == 16
+
+
+def test_a_shards_outlook_is_its_policys_recent_scores_else_its_pages_relevance():
+    from focuscrawl.crawl.distributed import Outlook
+
+    mean = Outlook(pages=4)
+    assert mean.mean is None
+    for value in [1.0, 0.0, 0.5, 0.5]:
+        mean.add(value)
+    assert mean.mean == 0.5  # the plain mean of the first four
+    for _ in range(20):
+        mean.add(0.0)
+    assert mean.mean < 0.01, "older values fade"

@@ -108,7 +108,8 @@ class CrawlConfig(RunSettings):
     average_every: int = Field(0, ge=0, description="distributed crawl: average the strategy's learned parameters "
                                                     "across shards every N pages (0: never)")
     lease_priority: float = Field(0.0, ge=0, le=1, description="distributed crawl: a shard leases pages only "
-                                  "while its recent relevance is at least this fraction of the best shard's "
+                                  "while its outlook (its policy's recent scores, else its pages' relevance) is "
+                                  "in the top (1 - this) of the range from the worst to the best asking shard's "
                                   "(0: every shard alike)")
     progress: Literal["auto", "live", "log", "none"] = "auto"
     log_every_s: float = Field(5.0, gt=0)

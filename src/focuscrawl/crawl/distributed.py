@@ -23,6 +23,7 @@ import asyncio
 import csv
 import json
 import logging
+import math
 import os
 import pickle
 import time
@@ -51,7 +52,6 @@ from focuscrawl.urls import domain_of
 from focuscrawl.web.domains import registered_domain
 
 DISTRIBUTED_FILE = "distributed.json"
-OUTLOOK_PAGES = 20  # a shard's outlook averages its last pages' relevance over about this many
 INSTALL_HINT = "pip install 'focuscrawl[distributed]'"
 
 
@@ -112,6 +112,17 @@ def decode_links(blob: bytes) -> ForeignLinks:
                         [(u, a) for u, a in payload["links"]])
 
 
+class Outlook:
+    """A running mean of the last values, about ``pages`` of them (exponentially weighted once it has them)."""
+
+    def __init__(self, pages: int = 20):
+        self.pages, self.count, self.mean = pages, 0, None
+
+    def add(self, value: float) -> None:
+        self.count += 1
+        self.mean = value if self.mean is None else self.mean + (value - self.mean) / min(self.count, self.pages)
+
+
 # -- the coordinator: leases of the global budget -------------------------------------------------
 class Coordinator:
     """Hands out pages of the global budget. A shard's claim is what it has committed, has in flight and holds
@@ -135,7 +146,7 @@ class Coordinator:
         self._inputs = inputs
         self.workers = workers
         self.priority = priority
-        self.outlooks: dict[int, tuple[float, float]] = {}  # shard -> (outlook, when it last asked)
+        self.outlooks: dict[int, tuple[float | None, float]] = {}  # shard -> (outlook, when it last asked)
         self.denied = 0
         self._asked: set[int] = set()
         self._created = time.monotonic()
@@ -147,21 +158,27 @@ class Coordinator:
         again from a live actor."""
         return self._inputs
 
-    def lease(self, shard: int, claim: int, want: int, outlook: float = 1.0) -> int:
+    def lease(self, shard: int, claim: int, want: int, outlook: float | None = None) -> int:
         """Shard ``shard`` now claims ``claim`` pages and asks for ``want`` more: how many it gets.
 
-        ``outlook`` is the shard's recent relevance (see ``Shard.outlook``). With ``priority`` p > 0, a shard
-        whose outlook is below p times the best outlook among the shards asking gets nothing for now: the
-        budget goes where the crawl is finding relevant pages, as one process's frontier would send it,
-        instead of in equal parts to shards with good and poor frontiers."""
+        ``outlook`` is how promising the shard's frontier looks (``Shard.outlook``; None before its first
+        pages). With ``priority`` p > 0, a shard whose outlook lies in the lower p of the range from the worst
+        to the best outlook among the shards asking gets nothing for now (the best is always served): the
+        budget goes where the crawl expects relevant pages, as one process's frontier would send it, instead
+        of in equal parts to shards with good and poor frontiers. A shard without an outlook yet is always
+        served, so that every shard gets tried."""
         now = time.monotonic()
         self.claims[shard] = claim
         self._asked.add(shard)
-        self.outlooks[shard] = (outlook, now)
+        # a shard giving its lease back (want 0: its frontier is spent) stops competing at once
+        self.outlooks[shard] = (outlook, now if want else -math.inf)
         grant = max(0, min(want, self.budget - sum(self.claims.values())))
-        if self.priority and grant:
-            best = max(o for o, asked in self.outlooks.values() if now - asked <= self.ASKING_S)
-            if outlook < self.priority * best:
+        if self.priority and grant and outlook is not None:
+            # Where the outlook lies between the worst and the best asking shard's: scores have no common
+            # scale or sign (adaptive's predictions go below 0), so a ratio to the best would mean nothing.
+            asking = [o for o, asked in self.outlooks.values() if o is not None and now - asked <= self.ASKING_S]
+            worst, best = min(asking), max(asking)
+            if outlook - worst < self.priority * (best - worst):
                 self.denied += 1
                 grant = 0
         if len(self._asked) < self.workers and time.monotonic() - self._created < self.STARTUP_S:
@@ -232,8 +249,8 @@ class Shard:
         self.relevant = 0
         self.relevant_domains: set[str] = set()
         self.restarts = 0
-        self.outlook = 1.0  # optimistic until pages say otherwise: every shard gets tried
-        self.outlook_pages = 0
+        self.scores = Outlook()  # the policy's scores of this shard's last selections
+        self.relevances = Outlook()  # the relevance of its last pages: the outlook of a policy without scores
 
     # -- life cycle ------------------------------------------------------------------------------
     async def _start(self) -> None:
@@ -335,7 +352,7 @@ class Shard:
                 self.driver.allowed = self.driver._order
             claim = self.committed_at_start + self.driver.allowed
             try:
-                grant = await self.coordinator.lease.remote(self.index, claim, want, self.outlook)
+                grant = await self.coordinator.lease.remote(self.index, claim, want, self.outlook())
             except Exception:  # noqa: BLE001 - coordinator unreachable (driver gone): fetch nothing more
                 return 0
             self.driver.allowed += grant
@@ -363,7 +380,7 @@ class Shard:
                 "idle": self.state == "empty" and not self.driver.in_flight and not self._wake.is_set(),
                 "rate": rate, "relevant": self.relevant, "relevant_domains": len(self.relevant_domains),
                 "errors": self.errors, "starts": self.restarts + 1, "pid": os.getpid(),
-                "outlook": self.outlook}
+                "outlook": self.outlook()}
 
     async def receive(self, messages: list[tuple[str, bytes]]) -> list[str]:
         """Store and adopt other shards' links; returns the ids now stored (new or already there)."""
@@ -411,11 +428,17 @@ class Shard:
         self.folder.__exit__(None, None, None)
         return status
 
+    def outlook(self) -> float | None:
+        """How promising this shard's frontier looks: the mean score its policy gave its last selections (what
+        the policy expects of the URLs it takes now; scores of one strategy compare across shards), or, for a
+        policy that gives none, the mean relevance of its last pages; None before its first page."""
+        return self.scores.mean if self.scores.mean is not None else self.relevances.mean
+
     def _count(self, record) -> None:
         self.recent.append(time.monotonic())
-        # outlook: the mean relevance (the agent's own classifier) of the shard's last ~OUTLOOK_PAGES pages
-        self.outlook_pages += 1
-        self.outlook += (record.relevance - self.outlook) / min(self.outlook_pages, OUTLOOK_PAGES)
+        if record.score is not None:
+            self.scores.add(record.score)
+        self.relevances.add(record.relevance)
         self.errors += int(record.status == 0 or record.status >= 400)
         if record.reward > 0:
             self.relevant += 1
