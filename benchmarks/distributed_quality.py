@@ -10,7 +10,7 @@ the strategy's parameters every K pages, `N:pP` N shards leasing with priority P
 options combine (`4:avg50:p0.5`).
 The `oracle` crawls the same seeds in the benchmark's engine, so AUC/oracle is the figure `focuscrawl bench`
 reports. Printed per crawl: pages, relevant pages (the benchmark's judge: held-out example pages do not
-count), AUC/oracle, wall-clock seconds; at the end the mean AUC/oracle per run spec.
+count), harvest rate, AUC/oracle, wall-clock seconds; at the end the mean AUC/oracle per run spec.
 """
 
 from __future__ import annotations
@@ -83,7 +83,8 @@ def main() -> None:
                 auc += found
             auc += found * (args.budget - len(pages))
             row = {"topic": args.topic, "protocol_run": protocol_run, "crawl_seed": crawl_seed, "run": spec,
-                   "pages": len(pages), "relevant": found, "oracle_relevant": oracle.relevant_pages,
+                   "pages": len(pages), "relevant": found, "harvest": round(found / max(len(pages), 1), 3),
+                   "oracle_relevant": oracle.relevant_pages,
                    "auc_oracle": round(auc / oracle.auc, 4) if oracle.auc else None, "seconds": round(elapsed, 1)}
             results.append(row)
             print(json.dumps(row), flush=True)

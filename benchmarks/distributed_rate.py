@@ -1,7 +1,7 @@
 """Pages/s of `focuscrawl crawl --workers N` over a served synthetic web, at equal per-worker concurrency.
 
     python benchmarks/distributed_rate.py --workers 1,2 --pages 20000 --hosts 2000 --latency-ms 50 \
-        --budget 1500 --concurrency 8 --strategy best-first [--out /tmp/rate]
+        --budget 1500 --concurrency 8 --strategy best-first [-s lease_priority=0.9] [--out /tmp/rate]
 
 Builds the synthetic web (`focuscrawl web synth`, 2,000 hosts), serves it on loopback in a subprocess
 with the given latency, makes a topic of its topic 0 (the benchmark protocol's examples, 5 seeds), and crawls
@@ -46,6 +46,8 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=1500)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--strategy", default="best-first")
+    parser.add_argument("--set", "-s", action="append", default=[], metavar="KEY=VALUE",
+                        help="a crawl setting for the distributed runs, e.g. lease_priority=0.9 (repeatable)")
     parser.add_argument("--out")
     args = parser.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix="distributed-rate-"))
@@ -63,12 +65,12 @@ def main() -> None:
         map_file = out / "hosts.json"
         map_file.write_text(json.dumps(hosts))
         for n in [int(x) for x in args.workers.split(",")]:
-            run = out / f"run-n{n}"
+            run = out / f"run-n{n}{'-' + '-'.join(args.set) if n and args.set else ''}"
             command = [python, "-m", "focuscrawl.cli.main", "crawl", "--topic", str(topic_dir), "--hosts-map",
                        str(map_file), "-o", str(run), "--budget", str(args.budget), "--concurrency",
                        str(args.concurrency), "--strategy", args.strategy, "--progress", "none", "-s", "plot=false"]
             if n > 0:
-                command += ["--workers", str(n)]
+                command += ["--workers", str(n)] + [a for setting in args.set for a in ("-s", setting)]
             started = time.monotonic()
             subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env={**os.environ})
             total_s = time.monotonic() - started

@@ -107,7 +107,8 @@ class CrawlConfig(RunSettings):
     lease_pages: int = Field(16, gt=0, description="distributed crawl: pages of the budget a shard leases at a time")
     average_every: int = Field(0, ge=0, description="distributed crawl: average the strategy's learned parameters "
                                                     "across shards every N pages (0: never)")
-    lease_priority: float = Field(0.0, ge=0, le=1, description="distributed crawl: a shard leases pages only "
+    # 0.9 chosen on the suite's WebKB tuning rows (course, student) at N=4; docs/results.md, section 9
+    lease_priority: float = Field(0.9, ge=0, le=1, description="distributed crawl: a shard leases pages only "
                                   "while its outlook (its policy's recent scores, else its pages' relevance) is "
                                   "in the top (1 - this) of the range from the worst to the best asking shard's "
                                   "(0: every shard alike)")
