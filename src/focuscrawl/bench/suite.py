@@ -287,9 +287,12 @@ def run_suite(suite: Suite, planned: Sequence[PlannedRow], out: Path, *, jobs: i
     say(f"suite {suite.name}{' [' + QUICK_LABEL + ']' if quick else ''}: {len(planned)} rows, {len(reused)} reused, "
         f"{len(todo)} to run" + (f", {min(jobs, len(todo))} at a time" if todo else ""))
     if todo:
-        # spawn: a fresh interpreter per worker, never a fork of a process holding open webs and threads.
-        with ProcessPoolExecutor(max_workers=min(jobs, len(todo)),
-                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+        # spawn: a fresh interpreter per worker, never a fork of a process holding open webs and threads; and
+        # one row per interpreter: a row run after others in the same process gave other figures (WebKB course,
+        # run 1: .8884 after other rows, .8957 alone), so a row's figures depended on which rows a worker ran
+        # before it, an order set by timing. Alone in its process, a row gives what it gives run by itself.
+        with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=multiprocessing.get_context("spawn"),
+                                 max_tasks_per_child=1) as pool:
             futures = {pool.submit(_run_row, item.config, quick): item for item in todo}
             for future in as_completed(futures):
                 item = futures[future]
