@@ -53,11 +53,12 @@ the slow reference); ``tres-nh`` (``hub_features=False``); ``tres-svm`` (an SVM 
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from focuscrawl.policy import CrawlContext, Policy
 from focuscrawl.strategies.tres.ddqn import DDQN, DDQNConfig, epsilon_at
@@ -75,6 +76,27 @@ SYNC_CHUNK = 1 << 16
 
 # A choice: the frontier sample id, its Q-value (None when not greedy) and why it was chosen.
 Choice = tuple[int, float | None, str]
+
+
+def one_blas_thread(method):
+    """Run ``method`` with the BLAS libraries on one thread, then give them back the threads they had.
+
+    The networks' matrices are tiny: BLAS threads only add synchronisation, and on a busy 2-core machine their
+    spin-waits made a training step several times slower. The limit must not outlive the call: BLAS settings
+    are process-wide, and a limit left on changed the rest of the process (a logistic regression later fitted
+    in the same interpreter got coefficients ~1e-15 apart, enough to change a crawl). ~12 us a call."""
+    @functools.wraps(method)
+    def limited(self, *args, **kwargs):
+        with _blas_libraries().limit(limits=1):
+            return method(self, *args, **kwargs)
+    return limited
+
+
+@functools.cache
+def _blas_libraries():
+    # Created once, at the first call (from reset, after NumPy's BLAS is loaded); a BLAS loaded later, by
+    # SciPy, is left alone: TRES's own arithmetic is NumPy's.
+    return ThreadpoolController().select(user_api="blas")
 
 
 class TresPolicy(Policy):
@@ -101,10 +123,8 @@ class TresPolicy(Policy):
         self.min_samples_leaf = min_samples_leaf
 
     # -- Algorithm 4, lines 1-9 -----------------------------------------------------------------
+    @one_blas_thread
     def reset(self, context: CrawlContext) -> None:
-        # The networks' matrices are tiny: BLAS threads only add synchronisation, and on a busy 2-core machine
-        # their spin-waits made a training step several times slower. Process-wide, as BLAS settings are.
-        threadpool_limits(1, "blas")
         self.selector = SELECTORS[self.selector_name]()
         self.rng = np.random.default_rng([context.seed, 1])
         self.features = FeatureBuilder(context, hub_features=self.hub_features,
@@ -129,6 +149,7 @@ class TresPolicy(Policy):
                 self.ddqn.replay.add(row, 1.0)
 
     # -- Algorithm 2 ----------------------------------------------------------------------------
+    @one_blas_thread
     def select(self) -> Selection | None:
         if len(self.frontier) == 0:
             return None
@@ -156,6 +177,7 @@ class TresPolicy(Policy):
         return int(candidates[best]), float(q[best]), f"greedy: best Q of {candidates.size} {what}"
 
     # -- Algorithm 3 and Algorithm 4 lines 13-20 ------------------------------------------------
+    @one_blas_thread
     def observe(self, observation: Observation) -> None:
         if observation.selection.memo is None:
             return  # not a URL this policy selected (cannot happen with the engine; be safe)
@@ -181,6 +203,7 @@ class TresPolicy(Policy):
             self.ddqn.step()
         self.steps += 1
 
+    @one_blas_thread
     def adopt(self, observation: Observation) -> None:
         """Links another shard found (distributed crawls): into the frontier, with the parent page's reward as
         their parent feature; no learning (the fetch was not this agent's action). The parent's path (length,
@@ -217,6 +240,7 @@ class TresPolicy(Policy):
             self.hub_cache[host] = values
             self.frontier.update_host(host, self.features.hub_columns, values)
 
+    @one_blas_thread
     def on_host_capped(self, host: str) -> None:
         self.frontier.remove_host(host)
 
