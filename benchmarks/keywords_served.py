@@ -10,7 +10,11 @@ loopback server). The labels then score ``pages.jsonl``: relevant pages found (e
 the benchmark) and the area under the relevant-pages curve. The ratio keywords / examples of that area is
 the figure issue 14 asks for (>= 0.9, median over topics); the oracle, the same for both, cancels out.
 
-    python benchmarks/keywords_served.py webs [--rows REGEX] [--runs 2] [--budget 1000] [--strategy adaptive]
+    python benchmarks/keywords_served.py webs [--rows REGEX] [--runs 2] [--budget 1000] [--strategy adaptive] \
+        [--description "Wikipedia articles about {keyword}"]
+
+``--description`` is the one-line description the keyword topic gets, ``{keyword}`` standing for the row's
+first keyword; ``--description ""`` gives none (keywords only, as ``bench -s keyword_only=true`` does).
 """
 
 from __future__ import annotations
@@ -54,6 +58,8 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=1000)
     parser.add_argument("--strategy", default="adaptive")
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--description", default="Wikipedia articles about {keyword}",
+                        help="the keyword topic's description; {keyword} is the row's first keyword; '' for none")
     args = parser.parse_args()
 
     rows = [row for row in load_suite(find_suite("dev")).rows
@@ -70,7 +76,7 @@ def main() -> None:
             bench = load_topic(web, row.topic)
             web.close()
             words = ", ".join(bench.inputs.keywords)
-            description = f"Wikipedia articles about {bench.inputs.keywords[0]}"
+            description = args.description.format(keyword=bench.inputs.keywords[0])
             areas: dict[str, list[float]] = {"examples": [], "keywords": []}
             for run in range(args.runs):
                 slug = f"{row.topic}-{run}"

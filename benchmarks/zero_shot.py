@@ -13,7 +13,10 @@ run gives the agent, no example text):
 
 Labels only score, as everywhere.
 
-    python benchmarks/zero_shot.py webs [--rows REGEX] [--pages 1000] [--minilm]
+    python benchmarks/zero_shot.py webs [--rows REGEX] [--pages 1000] [--minilm] [--description TEMPLATE]
+
+``--description "Wikipedia articles about {keyword}"`` gives each topic that description besides its keywords
+(``{keyword}``: its first keyword), to measure what such a sentence does to the ranking.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import argparse
 import random
 import re
 import time
+from dataclasses import replace
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
@@ -40,6 +44,7 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=1000, help="pages the model learns from before it is scored")
     parser.add_argument("--minilm", action="store_true", help="also the full MiniLM transformer (slow)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--description", default="", help="a description for every topic; {keyword}: its first")
     args = parser.parse_args()
 
     suite = load_suite(find_suite(args.suite))
@@ -58,7 +63,10 @@ def main() -> None:
         texts = web.texts(urls)
         labels = web.labels()  # every labelled page, example pages included: this scores a ranking, not a crawl
         relevant = np.array([label_matches(labels.get(u, ""), row.topic) for u in urls])
-        query = topic_query(topic.inputs)
+        inputs = topic.inputs
+        if args.description:
+            inputs = replace(inputs, description=args.description.format(keyword=inputs.keywords[0]))
+        query = topic_query(inputs)
         model = KeywordRelevance(query, seed=args.seed)
         static_auc = roc_auc_score(relevant, model.similarity(texts))
         minilm_auc = float("nan")
