@@ -137,3 +137,44 @@ def test_a_shards_outlook_is_its_policys_recent_scores_else_its_pages_relevance(
     for _ in range(20):
         mean.add(0.0)
     assert mean.mean < 0.01, "older values fade"
+
+
+def test_a_redirect_into_another_shards_hosts_is_not_fetched_again_there(tmp_path):
+    """a.test's shard fetches a.test/r, which redirects to b.test/p; b.test's shard, which also gets a link to
+    b.test/p, must count it as fetched instead of fetching it a second time."""
+    from focuscrawl.bench.protocol import GroundTruth
+    from focuscrawl.builder import build_crawl
+    from focuscrawl.config import RunSettings
+    from focuscrawl.types import TopicInputs
+    from focuscrawl.web.store import OfflineWeb, WebWriter
+
+    with WebWriter(tmp_path / "w", {"name": "redirects"}) as w:
+        w.add_page("http://a.test/", text="hub", labels=["x"])
+        w.add_link("http://a.test/", "http://a.test/r", "moved")
+        w.add_link("http://a.test/", "http://b.test/p", "the page")
+        w.add_page("http://a.test/r", status=301, location="http://b.test/p")
+        w.add_page("http://b.test/p", text="the page", labels=["x"])
+        w.add_link("http://b.test/p", "http://b.test/q", "next")
+        w.add_page("http://b.test/q", text="next page", labels=["x"])
+    web = OfflineWeb(tmp_path / "w")
+    topic = TopicInputs("x", ["page"], ["page one", "hub"], [1, 0])
+
+    def shard(host, seeds):
+        events = []
+        crawl = build_crawl(RunSettings(budget=10), "bfs", topic, seeds, judge=GroundTruth("x", frozenset()),
+                            sinks=[events.append], owns=lambda url: f"//{host}/" in url)
+        return crawl.engine, events
+
+    a, a_events = shard("a.test", ["http://a.test/"])
+    a.run(web)
+    assert [e.url for e in a_events] == ["http://a.test/", "http://a.test/r"]
+    sent = [decode_links(encode_links(m)) for m in a.take_outgoing()]  # as they travel
+    # the hub's link to b.test/p; then the redirect: its target, fetched, and the target page's own links
+    assert [(m.links, m.fetched) for m in sent] == [([("http://b.test/p", "the page")], []),
+                                                    ([("http://b.test/q", "next")], ["http://b.test/p"])]
+    b, b_events = shard("b.test", ["http://a.test/"])  # a seed it does not own: it starts with nothing
+    for message in sent:
+        b.adopt(message)
+    b.run(web)
+    assert [e.url for e in b_events] == ["http://b.test/q"]  # b.test/p is in its closure, fetched by a.test's
+    assert "http://b.test/p" in b.fetched and b.fetches_per_host["b.test"] == 1

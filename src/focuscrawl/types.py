@@ -112,7 +112,8 @@ class ForeignLinks:
 
     ``page`` is the parent as fetched (title, text and outlinks; no HTML), ``relevance`` and ``reward`` the
     sending shard's classifier's verdict on it, ``depth`` its depth; ``links`` are (URL, anchor) pairs,
-    normalised, all owned by the receiving shard.
+    normalised, all owned by the receiving shard. ``fetched``: URLs of the receiving shard that the sender
+    has fetched already (the target of a redirect from one of its own URLs), for the receiver's closure.
     """
 
     parent: str
@@ -121,6 +122,7 @@ class ForeignLinks:
     reward: float
     depth: int
     links: list[tuple[str, str]]
+    fetched: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,7 +77,7 @@ def shard_of(url: str, workers: int) -> int:
 def encode_links(message: ForeignLinks) -> bytes:
     page = message.page
     payload = {"parent": message.parent, "relevance": message.relevance, "reward": message.reward,
-               "depth": message.depth, "links": message.links,
+               "depth": message.depth, "links": message.links, "fetched": message.fetched,
                "page": {"url": page.url, "final_url": page.final_url, "status": page.status,
                         "content_type": page.content_type, "title": page.title, "text": page.text,
                         "outlinks": [(link.url, link.anchor) for link in page.outlinks]}}
@@ -109,7 +109,7 @@ def decode_links(blob: bytes) -> ForeignLinks:
     page = Page(url=p["url"], final_url=p["final_url"], status=p["status"], content_type=p["content_type"],
                 title=p["title"], text=p["text"], outlinks=[Link(u, a) for u, a in p["outlinks"]])
     return ForeignLinks(payload["parent"], page, payload["relevance"], payload["reward"], payload["depth"],
-                        [(u, a) for u, a in payload["links"]])
+                        [(u, a) for u, a in payload["links"]], payload.get("fetched", []))  # none in older stores
 
 
 class Outlook:
@@ -211,11 +211,14 @@ class _ShardDriver(CrawlDriver):
     def _outbox(self, step: int) -> list[tuple[str, int, bytes]]:
         out = []
         for found in self.engine.take_outgoing():
-            by_shard: dict[int, list[tuple[str, str]]] = {}
+            by_shard: dict[int, tuple[list[tuple[str, str]], list[str]]] = {}
             for url, anchor in found.links:
-                by_shard.setdefault(shard_of(url, self.shard.workers), []).append((url, anchor))
-            for dest, links in sorted(by_shard.items()):
-                message = ForeignLinks(found.parent, found.page, found.relevance, found.reward, found.depth, links)
+                by_shard.setdefault(shard_of(url, self.shard.workers), ([], []))[0].append((url, anchor))
+            for url in found.fetched:
+                by_shard.setdefault(shard_of(url, self.shard.workers), ([], []))[1].append(url)
+            for dest, (links, fetched) in sorted(by_shard.items()):
+                message = ForeignLinks(found.parent, found.page, found.relevance, found.reward, found.depth, links,
+                                       fetched)
                 out.append((f"{self.shard.index}:{step}:{dest}", dest, encode_links(message)))
         return out
 

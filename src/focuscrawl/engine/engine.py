@@ -193,10 +193,14 @@ class CrawlEngine:
         followed = not duplicate and self.scope.allows(final_url, self.depth.get(url, 0))
         foreign: list[tuple[str, str]] = []
         links = self._new_links(url, page, foreign) if followed else []
-        if foreign:
+        # a redirect into another shard's hosts: that shard must learn the target is fetched, or it fetches it again
+        fetched_elsewhere = [final_url] if (final_url != url and not duplicate and self.owns is not None
+                                            and not self.owns(final_url)) else []
+        if foreign or fetched_elsewhere:
             sent = Page(url=page.url, final_url=page.final_url, status=page.status, content_type=page.content_type,
                         title=page.title, text=page.text, outlinks=list(page.outlinks))
-            self.outgoing.append(ForeignLinks(url, sent, relevance, reward, self.depth.get(url, 0), foreign))
+            self.outgoing.append(ForeignLinks(url, sent, relevance, reward, self.depth.get(url, 0), foreign,
+                                              fetched_elsewhere))
 
         started = time.perf_counter()
         self.policy.observe(Observation(step, selection, page, relevance, reward, links))
@@ -252,6 +256,9 @@ class CrawlEngine:
         Filtered as a page's own outlinks are (fetched, capped, not owned here, duplicates); the policy gets
         them in a ``foreign`` Observation of the parent page (``Policy.adopt``). Returns how many it got.
         """
+        for url in foreign.fetched:  # fetched by the sender (a redirect's target): closure only, no fetch counted
+            if url not in self.fetched and (self.owns is None or self.owns(url)):
+                self._mark_fetched(url, domain_of(url), counts=False)
         links: list[Outlink] = []
         seen: set[str] = set()
         for url, anchor in foreign.links:
