@@ -6,7 +6,8 @@ run gives the agent, no example text):
 * ``static AUC``: ranking AUC of the zero-shot similarity (static MiniLM vectors, ``KeywordRelevance``) over
   every page of the web that answers 200;
 * ``MiniLM AUC`` (``--minilm``, needs the ``neural`` extra): the same with the full all-MiniLM-L6-v2
-  sentence transformer, for the cost comparison;
+  sentence transformer, for the cost comparison, and ``blend AUC``: the sum of the two similarities, each
+  standardised over the web's pages (a direction for broad topics, not what the crawler does);
 * ``self-trained``: the model after ``learn_one`` on ``--pages`` pages in a seeded random order (a stand-in
   for a crawl's pages, less topical than a focused crawl's), its AUC and its precision / recall at P >= 0.5
   (the reward threshold), i.e. how well the mixture's calibration and the self-trained classifier do.
@@ -50,8 +51,8 @@ def main() -> None:
     suite = load_suite(find_suite(args.suite))
     seen: set[tuple[str, str]] = set()
     page_vectors: dict[str, np.ndarray] = {}  # the full MiniLM's page embeddings, once per web
-    print("web/topic | pages (relevant) | keywords | static AUC | MiniLM AUC | self-trained AUC | P@0.5 | R@0.5 "
-          "| learn ms/page")
+    print("web/topic | pages (relevant) | keywords | static AUC | MiniLM AUC | blend AUC | self-trained AUC | P@0.5 "
+          "| R@0.5 | learn ms/page")
     for row in suite.rows:
         key = (row.web, row.topic)
         if key in seen or not re.search(args.rows, f"{row.web}/{row.topic}"):
@@ -68,8 +69,9 @@ def main() -> None:
             inputs = replace(inputs, description=args.description.format(keyword=inputs.keywords[0]))
         query = topic_query(inputs)
         model = KeywordRelevance(query, seed=args.seed)
-        static_auc = roc_auc_score(relevant, model.similarity(texts))
-        minilm_auc = float("nan")
+        static = model.similarity(texts)
+        static_auc = roc_auc_score(relevant, static)
+        minilm_auc = blend_auc = float("nan")
         if args.minilm:
             from sentence_transformers import SentenceTransformer
 
@@ -80,7 +82,10 @@ def main() -> None:
                 page_vectors[row.web] = encoder.encode([t[:2000] for t in texts], normalize_embeddings=True,
                                                        batch_size=64)
             query_vector = encoder.encode([query], normalize_embeddings=True)[0]
-            minilm_auc = roc_auc_score(relevant, page_vectors[row.web] @ query_vector)
+            minilm = page_vectors[row.web] @ query_vector
+            minilm_auc = roc_auc_score(relevant, minilm)
+            blend_auc = roc_auc_score(relevant, (static - static.mean()) / static.std()
+                                      + (minilm - minilm.mean()) / minilm.std())
         order = random.Random(args.seed).sample(range(len(texts)), min(args.pages, len(texts)))
         started = time.perf_counter()
         for i in order:
@@ -91,7 +96,8 @@ def main() -> None:
         precision = float((predicted & relevant).sum()) / max(int(predicted.sum()), 1)
         recall = float((predicted & relevant).sum()) / max(int(relevant.sum()), 1)
         print(f"{row.web}/{row.topic} | {len(urls)} ({int(relevant.sum())}) | {query} | {static_auc:.3f} | "
-              f"{minilm_auc:.3f} | {roc_auc_score(relevant, p):.3f} | {precision:.2f} | {recall:.2f} | {learn_ms:.2f}",
+              f"{minilm_auc:.3f} | {blend_auc:.3f} | {roc_auc_score(relevant, p):.3f} | {precision:.2f} | "
+              f"{recall:.2f} | {learn_ms:.2f}",
               flush=True)
         web.close()
 
