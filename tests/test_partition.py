@@ -60,6 +60,25 @@ def test_averaged_parameters_are_weighted_by_pages_and_loaded_by_adaptive(tiny_w
     assert crawls[0].policy.parameters()["link_w"].shape == shared[0][1]["link_w"].shape
 
 
+def test_tres_shares_its_online_q_network_and_loads_an_average(tiny_web):
+    import pickle
+
+    crawls = [tiny_crawl(tiny_web, "tres", budget=budget, explore_steps=3, batch_size=8)[0] for budget in (10, 20)]
+    for crawl in crawls:
+        crawl.engine.run(tiny_crawl(tiny_web, "tres")[2])
+    shared = [(crawl.engine.stats.steps, crawl.policy.parameters()) for crawl in crawls]
+    assert not np.array_equal(shared[0][1]["online"], shared[1][1]["online"])  # each learned on its own pages
+    average = average_parameters(shared)
+    expected = (10 * shared[0][1]["online"].astype(np.float64) + 20 * shared[1][1]["online"]) / 30
+    apply_message(crawls[0].engine, "avg:1", pickle.dumps(average))
+    policy = crawls[0].policy
+    assert np.allclose(policy.parameters()["online"], expected, atol=1e-6)
+    x = policy.frontier.X[:1] if len(policy.frontier) else np.zeros((1, policy.features.n_features), np.float32)
+    assert np.isfinite(policy.ddqn.q(x)).all()  # the layers are views of the loaded vector
+    random_leaves = tiny_crawl(tiny_web, "tree-random", budget=5)[0]
+    assert random_leaves.policy.parameters() is None  # a selector that learns nothing shares nothing
+
+
 def test_repair_keeps_a_shards_adopted_messages(tiny_web, tmp_path):
     import sqlite3
 

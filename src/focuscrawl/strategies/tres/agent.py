@@ -244,6 +244,16 @@ class TresPolicy(Policy):
     def on_host_capped(self, host: str) -> None:
         self.frontier.remove_host(host)
 
+    # -- learning across shards (distributed crawls with average_every) --------------------------------
+    def parameters(self) -> dict[str, np.ndarray] | None:
+        """The online Q-network's weights (one flat vector); each shard keeps its own target network, Adam
+        moments and replay buffer. None for selectors that learn nothing."""
+        return None if self.ddqn is None else {"online": self.ddqn.online.flat.copy()}
+
+    def load_parameters(self, parameters: dict[str, np.ndarray]) -> None:
+        if self.ddqn is not None:
+            self.ddqn.online.flat[:] = np.asarray(parameters["online"], dtype=self.ddqn.online.flat.dtype)
+
     def diagnostics(self) -> dict[str, float]:
         return {"leaves": self.frontier.n_leaves, "splits": self.frontier.splits,
                 "experience": self.frontier.n_experience, "epsilon": self.epsilon(),
