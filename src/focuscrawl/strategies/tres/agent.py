@@ -240,7 +240,6 @@ class TresPolicy(Policy):
             self.hub_cache[host] = values
             self.frontier.update_host(host, self.features.hub_columns, values)
 
-    @one_blas_thread
     def on_host_capped(self, host: str) -> None:
         self.frontier.remove_host(host)
 
