@@ -61,6 +61,10 @@ def main() -> None:
     parser.add_argument("--description", default="Wikipedia articles about {keyword}",
                         help="the keyword topic's description; {keyword} is the row's first keyword; '' for none")
     args = parser.parse_args()
+    try:
+        args.description.format(keyword="")
+    except (KeyError, IndexError, ValueError) as error:
+        parser.error(f"--description may hold only {{keyword}}: {error!r} in {args.description!r}")
 
     rows = [row for row in load_suite(find_suite("dev")).rows
             if row.web == "wikispeedia" and re.search(args.rows, row.topic)]

@@ -47,6 +47,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--description", default="", help="a description for every topic; {keyword}: its first")
     args = parser.parse_args()
+    try:
+        args.description.format(keyword="")
+    except (KeyError, IndexError, ValueError) as error:
+        parser.error(f"--description may hold only {{keyword}}: {error!r} in {args.description!r}")
 
     suite = load_suite(find_suite(args.suite))
     seen: set[tuple[str, str]] = set()
