@@ -143,3 +143,31 @@ def test_local_evidence_groups_hosts_by_registered_domain():
     policy.observe(Observation(0, seed, page, 0.5, 0.0, [Outlink(u, "x", host, True) for u, host in links]))
     local = [policy.own[policy.graph.ids[u], OWN.index("local")] for u, _ in links]
     assert local == [1.0, 0.5, 0.0], "ox.ac.uk is one organisation; ac.uk is a public suffix, not a domain"
+
+
+def test_submodels_compete_by_their_recent_error(tiny_web):
+    """A submodel of some evidence is fitted beside the full model on the same targets, and the frontier is
+    ranked by whichever predicted the crawl's recent pages better."""
+    from focuscrawl.strategies.adaptive import GRAPH
+
+    with pytest.raises(ValueError, match="unknown evidence"):
+        make_policy("adaptive", submodels=(("magic",),))
+    policy, events = crawl_tiny(tiny_web, "adaptive", budget=30, submodels=(GRAPH,))
+    assert len(policy.submodels) == 1 and len(policy.submodels[0].w) == len(GRAPH) + 1
+    assert policy.submodels[0].w.tolist() != [0.0] * (len(GRAPH) + 1), "the submodel learned"
+    assert policy.model_error.shape == (2,) and (policy.model_error > 0).all()
+    policy._rerank()
+    assert policy.active == int(np.argmin(policy.model_error))
+    weights = policy._active_weights()
+    if policy.active == 1:  # ranked by the submodel: evidence outside it weighs nothing
+        outside = [k for k, name in enumerate(EVIDENCE) if name not in GRAPH]
+        assert not weights[outside].any()
+    _, repeated = crawl_tiny(tiny_web, "adaptive", budget=30, submodels=(GRAPH,))
+    assert [e.url for e in repeated] == [e.url for e in events], "the same crawl for the same seed"
+
+
+def test_learned_exploration_counts_what_each_evidence_found(tiny_web):
+    policy, events = crawl_tiny(tiny_web, "adaptive", budget=40, explore=0.5, learn_exploration=True)
+    explored = sum(e.reason.startswith("exploring") for e in events)
+    assert explored > 0 and policy.explored_pulls.sum() == explored
+    assert (policy.explored_relevance <= policy.explored_pulls).all()

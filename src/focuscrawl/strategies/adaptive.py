@@ -121,7 +121,8 @@ class OnlineLogistic:
 class AdaptivePolicy(Policy):
     def __init__(self, *, explore: float = 0.1, prior: dict[str, float] | None = None, prior_strength: float = 0.01,
                  rerank_every: int = 10, keep: int = 512, site_prior: float = 2.0, window: int = WINDOW,
-                 forget: float = 0.995, gamma: float = 0.0):
+                 forget: float = 0.995, gamma: float = 0.0, learn_exploration: bool = False,
+                 submodels: tuple[tuple[str, ...], ...] = ()):
         # Defaults chosen on the development suite's tuning half (docs/benchmark.md, "How defaults are chosen"):
         # no evidence trusted a priori (a best-first prior did worse on all 8 tuning rows), old samples forgotten
         # slowly, one selection in ten following a single piece of evidence, 100-character link contexts.
@@ -132,6 +133,12 @@ class AdaptivePolicy(Policy):
         self.prior = np.array([weights.get(name, 0.0) for name in EVIDENCE] + [weights.get("bias", 0.0)])
         self.explore, self.prior_strength, self.site_prior = explore, prior_strength, site_prior
         self.rerank_every, self.keep, self.window, self.forget, self.gamma = rerank_every, keep, window, forget, gamma
+        self.learn_exploration = learn_exploration
+        for names in submodels:
+            if set(names) - set(EVIDENCE):
+                raise ValueError(f"a submodel names unknown evidence; known: {', '.join(EVIDENCE)}")
+        # each submodel: its columns in the memo (evidence + bias), fitted beside the full model
+        self.submodel_columns = [np.array([EVIDENCE.index(n) for n in names] + [len(EVIDENCE)]) for names in submodels]
 
     # -- setup ---------------------------------------------------------------------------------------
     def reset(self, context: CrawlContext) -> None:
@@ -141,6 +148,11 @@ class AdaptivePolicy(Policy):
         self.rng = context.rng("adaptive")
         self.sample_rng = np.random.default_rng(context.rng("adaptive-sample").getrandbits(64))
         self.model = OnlineLeastSquares(self.prior, self.prior_strength, self.forget)
+        self.submodels = [OnlineLeastSquares(self.prior[c], self.prior_strength, self.forget)
+                          for c in self.submodel_columns]
+        self.model_error = np.zeros(1 + len(self.submodels))  # forgetful squared error, predicted before learning
+        self.active = 0  # 0: the full model; k: submodel k - 1
+        self.weights = self.model.w
         self.link_model = OnlineLogistic()
         self.graph = CrawlGraph(second_level=True)
         self.own = np.zeros((self.graph.capacity, len(OWN)))  # columns OWN, one row per known URL
@@ -158,6 +170,10 @@ class AdaptivePolicy(Policy):
         self.ranking = Ranking(self.graph, self._predict, self.keep)
         self.anchor_cache: dict[str, float] = {}
         self.since_rerank = 0
+        # exploring steps: per evidence column, pages fetched by following it alone and their summed relevance
+        self.explored_pulls = np.zeros(len(EVIDENCE))
+        self.explored_relevance = np.zeros(len(EVIDENCE))
+        self.exploring: dict[str, int] = {}  # URL -> the column an exploring step followed to it
         hosts = [domain_of(u) for u in context.seeds]
         seeds, _ = self.graph.intern(context.seeds, hosts)
         self.graph.depth[seeds] = 0
@@ -234,8 +250,15 @@ class AdaptivePolicy(Policy):
         x[:, -1] = self.host_ok[hosts] > 0
         return x
 
+    def _active_weights(self) -> np.ndarray:
+        if self.active == 0:
+            return self.model.w
+        w = np.zeros(len(EVIDENCE) + 1)
+        w[self.submodel_columns[self.active - 1]] = self.submodels[self.active - 1].w
+        return w
+
     def _predict(self, ids: np.ndarray) -> np.ndarray:
-        w = self.model.w
+        w = self._active_weights()
         return self._evidence(ids) @ w[:-1] + w[-1]
 
     def _refresh_link_model(self, ids: np.ndarray) -> None:
@@ -249,6 +272,8 @@ class AdaptivePolicy(Policy):
 
     def _rerank(self) -> None:
         self.since_rerank = 0
+        if self.submodels:  # rank by the model that has predicted the crawl's recent pages best
+            self.active = int(np.argmin(self.model_error))
         frontier = self.graph.frontier()
         if self.link_model.trained and len(frontier):
             self._refresh_link_model(frontier)
@@ -265,7 +290,7 @@ class AdaptivePolicy(Policy):
         if self.since_rerank >= max(self.rerank_every, graph.n_front // RERANK_URLS_PER_STEP):
             self._rerank()
         if self.rng.random() < self.explore:
-            column = self.rng.randrange(len(EVIDENCE))
+            column = self._exploration_column()
             frontier = graph.frontier()
             if len(frontier) > EXPLORE_SAMPLE:
                 # Exploring shows the model what one piece of evidence would find: a top URL by it among a
@@ -275,6 +300,7 @@ class AdaptivePolicy(Policy):
             best = int(np.argmax(values))
             i = int(frontier[best])
             score, reason = None, f"exploring: best by {EVIDENCE[column]} alone ({float(values[best]):.2f})"
+            self.exploring[graph.urls[i]] = column
         else:
             best = self.ranking.best()
             if best is None:
@@ -286,9 +312,20 @@ class AdaptivePolicy(Policy):
         # memo: the evidence at selection time, what the model learns from once the page is scored
         return Selection(graph.urls[i], score, reason, memo=np.append(self._evidence(np.array([i]))[0], 1.0))
 
+    def _exploration_column(self) -> int:
+        """Which evidence an exploring step follows alone: uniformly at random, or (``learn_exploration``) by
+        Thompson sampling on how relevant the pages that each evidence found alone were (a Beta posterior per
+        column, relevance counted as a fractional success), so that exploration stops spending steps on
+        evidence that finds nothing on this web and still tries every piece now and then."""
+        if not self.learn_exploration:
+            return self.rng.randrange(len(EVIDENCE))
+        draws = self.sample_rng.beta(1.0 + self.explored_relevance,
+                                     1.0 + self.explored_pulls - self.explored_relevance)
+        return int(np.argmax(draws))
+
     def _explain(self, i: int, score: float) -> str:
         x = self._evidence(np.array([i]))[0]
-        contributions = self.model.w[:-1] * x
+        contributions = self._active_weights()[:-1] * x
         top = np.argsort(-contributions, kind="stable")[:2]
         return f"predicted {score:.2f}: " + ", ".join(f"{EVIDENCE[k]} {x[k]:.2f}" for k in top)
 
@@ -304,6 +341,10 @@ class AdaptivePolicy(Policy):
             self._first_seen([w], [host], [hashed_words(observation.url, "")], [SEED_EVIDENCE])
         if observation.selection.memo is not None:
             self.link_model.learn(self._words(w), float(relevant))
+        column = self.exploring.pop(observation.url, None)
+        if column is not None:
+            self.explored_pulls[column] += 1
+            self.explored_relevance[column] += relevance
         hid = int(self.host[w])
         self.host_fetched[hid] += 1
         self.host_relevant[hid] += relevant
@@ -352,7 +393,13 @@ class AdaptivePolicy(Policy):
             target = relevance
             if self.gamma and len(kids):
                 target += self.gamma * max(0.0, float(self.ranking.value[kids].max()))
-            self.model.learn(observation.selection.memo, target)
+            x = observation.selection.memo
+            if self.submodels:
+                predicted = [self.model.w @ x] + [m.w @ x[c] for m, c in zip(self.submodels, self.submodel_columns)]
+                self.model_error = self.forget * self.model_error + (np.array(predicted) - target) ** 2
+                for model, columns in zip(self.submodels, self.submodel_columns):
+                    model.learn(x[columns], target)
+            self.model.learn(x, target)
 
     def _context_relevance(self, text: str, anchors: list[str], ids: np.ndarray, new: np.ndarray) -> np.ndarray:
         """The classifier's probability on the context of each link (Gouriten et al.'s alpha): ``window``
