@@ -25,6 +25,11 @@ less (``forget``), and fetches the frontier URL with the highest prediction. Wit
 it follows one piece of evidence alone (the best URL by it), so that the model also learns what the
 evidence it does not trust yet would have found.
 
+Two options are off by default, measured on the development suite and not adopted (docs/results.md,
+section 2): ``submodels``, models of some of the evidence fitted beside the full one, the frontier ranked by
+whichever predicted the crawl's recent pages best; and ``learn_exploration``, exploring steps that choose
+their evidence by Thompson sampling on what each found so far instead of uniformly.
+
 Each selection says why: its predicted relevance as ``score`` and the evidence that contributed most as
 ``reason`` ("predicted 0.82: sl-ne 0.91, parent 0.75").
 
