@@ -1,0 +1,97 @@
+"""Pages/s of `focuscrawl crawl --workers N` when the policy, not the fetcher, bounds the crawl: a 1M-URL frontier.
+
+    python benchmarks/distributed_policy_rate.py --workers 1,2 --pages 1500000 --topics 2 --out-degree 30 \
+        --budget 70000 --strategy tres --out runs/policy-rate
+
+The crawl is offline (`crawl --web`: no server, no politeness wait, a fetch is a lookup in the web's
+SQLite file), so what is left per page is the policy's decision and learning, the store's commit and, for
+N > 0, Ray's messages. A frontier of a million URLs needs a web of more than a million URLs and a crawl
+that has fetched enough of it: the synthetic web here has ``--pages`` pages on 2,000 hosts with
+``--out-degree`` links each (few dead links) and 2 topics (with the usual 10, a focused crawl stays among
+its topic's tenth of the web and its frontier grows by ~4 URLs a page), and the crawl of the benchmark
+protocol's topic synth.topic0 (5 seed pages) runs until ``--budget`` pages. Seeding the frontier with a
+million URLs instead does not work for TRES: Algorithm 4 stores every seed as an experience sample of its
+tree, and a leaf of a million samples is re-sorted at every split attempt.
+
+Reported per N, from the run's harvest.csv (time and frontier after each page): pages/s over the pages
+fetched while the frontier held at least ``--at`` URLs (1,000,000 by default) and half as many, over the
+whole crawl, the
+largest frontier reached, and the whole command's time (start-up, Ray and the final merge included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from distributed_rate import make_topic  # noqa: E402
+
+
+def rate(rows: list[dict], at: int) -> tuple[int, float]:
+    """(pages, pages/s) over the pages fetched with at least ``at`` URLs in the frontier."""
+    window = [row for row in rows if int(row["frontier_size"]) >= at]
+    if len(window) < 2:
+        return len(window), 0.0
+    seconds = float(window[-1]["time_s"]) - float(window[0]["time_s"])
+    return len(window), (len(window) - 1) / max(seconds, 1e-9)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--workers", default="1,2", help="0: the single-process crawl")
+    parser.add_argument("--pages", type=int, default=1_500_000)
+    parser.add_argument("--hosts", type=int, default=2000)
+    parser.add_argument("--topics", type=int, default=2)
+    parser.add_argument("--out-degree", type=float, default=30.0)
+    parser.add_argument("--budget", type=int, default=70_000)
+    parser.add_argument("--at", type=int, default=1_000_000, help="frontier size from which pages are timed")
+    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--strategy", default="tres")
+    parser.add_argument("--set", "-s", action="append", default=[], metavar="KEY=VALUE",
+                        help="a crawl setting for the distributed runs, e.g. lease_priority=0 (repeatable)")
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    out = Path(args.out or tempfile.mkdtemp(prefix="distributed-policy-rate-"))
+    web_dir = out / "bigweb"
+    if not (web_dir / "web.sqlite").exists():
+        from focuscrawl.web.synth import synthesize
+
+        synthesize(web_dir, args.pages, hosts=args.hosts, topics=args.topics, out_degree=args.out_degree, seed=0)
+    topic_dir = out / "topic"
+    if not topic_dir.exists():
+        make_topic(web_dir, topic_dir)
+    results = []
+    for n in [int(x) for x in args.workers.split(",")]:
+        run = out / f"run-{args.strategy}-n{n}{'-' + '-'.join(args.set) if n and args.set else ''}"
+        command = [sys.executable, "-m", "focuscrawl.cli.main", "crawl", "--topic", str(topic_dir), "--web",
+                   str(web_dir), "-o", str(run), "--budget", str(args.budget), "--concurrency",
+                   str(args.concurrency), "--strategy", args.strategy, "--progress", "none", "--no-warc",
+                   "-s", "plot=false"]
+        if n > 0:
+            command += ["--workers", str(n)] + [a for setting in args.set for a in ("-s", setting)]
+        started = time.monotonic()
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        total_s = time.monotonic() - started
+        with open(run / "harvest.csv") as f:
+            rows = list(csv.DictReader(f))
+        timed, timed_rate = rate(rows, args.at)
+        _, whole_rate = rate(rows, 0)
+        half_pages, half_rate = rate(rows, args.at // 2)
+        row = {"workers": n, "pages": len(rows), "timed_pages": timed, "pages_per_s_at": round(timed_rate, 1),
+               "pages_at_half": half_pages, "pages_per_s_at_half": round(half_rate, 1),
+               "pages_per_s_whole": round(whole_rate, 1),
+               "frontier_max": max(int(r["frontier_size"]) for r in rows), "command_s": round(total_s, 1)}
+        results.append(row)
+        print(json.dumps(row), flush=True)
+    (out / "rates.json").write_text(json.dumps(results, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
