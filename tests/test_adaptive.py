@@ -171,3 +171,15 @@ def test_learned_exploration_counts_what_each_evidence_found(tiny_web):
     explored = sum(e.reason.startswith("exploring") for e in events)
     assert explored > 0 and policy.explored_pulls.sum() == explored
     assert (policy.explored_relevance <= policy.explored_pulls).all()
+
+
+def test_a_checkpoint_from_before_the_options_resumes_with_them_off(tiny_web):
+    import pickle
+
+    policy, _ = crawl_tiny(tiny_web, "adaptive", budget=10)
+    old = pickle.loads(pickle.dumps(policy))
+    for name in ("learn_exploration", "submodel_columns", "submodels", "model_error", "active", "explored_pulls",
+                 "explored_relevance", "exploring"):
+        del old.__dict__[name]  # what an older version's checkpoint holds
+    resumed = pickle.loads(pickle.dumps(old))
+    assert resumed.select() is not None and resumed.submodels == [] and not resumed.learn_exploration

@@ -157,7 +157,6 @@ class AdaptivePolicy(Policy):
                           for c in self.submodel_columns]
         self.model_error = np.zeros(1 + len(self.submodels))  # forgetful squared error, predicted before learning
         self.active = 0  # 0: the full model; k: submodel k - 1
-        self.weights = self.model.w
         self.link_model = OnlineLogistic()
         self.graph = CrawlGraph(second_level=True)
         self.own = np.zeros((self.graph.capacity, len(OWN)))  # columns OWN, one row per known URL
@@ -185,6 +184,13 @@ class AdaptivePolicy(Policy):
         self._first_seen(seeds.tolist(), hosts, [hashed_words(url, "") for url in context.seeds],
                          [SEED_EVIDENCE] * len(seeds))
         self.ranking.update(seeds)
+
+    def __setstate__(self, state: dict) -> None:
+        # A checkpoint written before the measured options existed resumes with them off.
+        self.__dict__.update(learn_exploration=False, submodel_columns=[], submodels=[], model_error=np.zeros(1),
+                             active=0, explored_pulls=np.zeros(len(EVIDENCE)),
+                             explored_relevance=np.zeros(len(EVIDENCE)), exploring={})
+        self.__dict__.update(state)
 
     # -- evidence --------------------------------------------------------------------------------------
     def _first_seen(self, ids: list[int], hosts: list[str], words: list[np.ndarray],
