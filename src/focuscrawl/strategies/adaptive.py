@@ -138,7 +138,11 @@ class AdaptivePolicy(Policy):
         self.prior = np.array([weights.get(name, 0.0) for name in EVIDENCE] + [weights.get("bias", 0.0)])
         self.explore, self.prior_strength, self.site_prior = explore, prior_strength, site_prior
         self.rerank_every, self.keep, self.window, self.forget, self.gamma = rerank_every, keep, window, forget, gamma
+        if not isinstance(learn_exploration, bool):
+            raise ValueError(f"learn_exploration must be true or false (got {learn_exploration!r})")
         self.learn_exploration = learn_exploration
+        if not isinstance(submodels, (list, tuple)) or not all(isinstance(n, (list, tuple)) for n in submodels):
+            raise ValueError(f"submodels must be a list of lists of evidence names (got {submodels!r})")
         for names in submodels:
             if set(names) - set(EVIDENCE):
                 raise ValueError(f"a submodel names unknown evidence; known: {', '.join(EVIDENCE)}")
