@@ -315,7 +315,8 @@ class AdaptivePolicy(Policy):
             best = int(np.argmax(values))
             i = int(frontier[best])
             score, reason = None, f"exploring: best by {EVIDENCE[column]} alone ({float(values[best]):.2f})"
-            self.exploring[graph.urls[i]] = column
+            if self.learn_exploration:
+                self.exploring[graph.urls[i]] = column
         else:
             best = self.ranking.best()
             if best is None:
@@ -356,7 +357,7 @@ class AdaptivePolicy(Policy):
             self._first_seen([w], [host], [hashed_words(observation.url, "")], [SEED_EVIDENCE])
         if observation.selection.memo is not None:
             self.link_model.learn(self._words(w), float(relevant))
-        column = self.exploring.pop(observation.url, None)
+        column = self.exploring.pop(observation.url, None) if self.learn_exploration else None
         if column is not None:
             self.explored_pulls[column] += 1
             self.explored_relevance[column] += relevance
