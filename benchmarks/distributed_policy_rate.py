@@ -1,7 +1,9 @@
 """Pages/s of `focuscrawl crawl --workers N` when the policy, not the fetcher, bounds the crawl: a 1M-URL frontier.
 
-    python benchmarks/distributed_policy_rate.py --workers 1,2 --pages 1500000 --topics 2 --out-degree 30 \
-        --budget 70000 --strategy tres --out runs/policy-rate
+    python benchmarks/distributed_policy_rate.py --workers 1 --budget 130000 --out runs/policy-rate
+    python benchmarks/distributed_policy_rate.py --workers 2 --budget 130000 -s lease_priority=0 --out runs/policy-rate
+
+(Re-running a command on its finished run folder only reports again.)
 
 The crawl is offline (`crawl --web`: no server, no politeness wait, a fetch is a lookup in the web's
 SQLite file), so what is left per page is the policy's decision and learning, the store's commit and, for
@@ -13,10 +15,10 @@ protocol's topic synth.topic0 (5 seed pages) runs until ``--budget`` pages. Seed
 million URLs instead does not work for TRES: Algorithm 4 stores every seed as an experience sample of its
 tree, and a leaf of a million samples is re-sorted at every split attempt.
 
-Reported per N, from the run's harvest.csv (time and frontier after each page): pages/s over the pages
-fetched while the frontier held at least ``--at`` URLs (1,000,000 by default) and half as many, over the
-whole crawl, the
-largest frontier reached, and the whole command's time (start-up, Ray and the final merge included).
+Reported per N, from the run's harvest.csv (time and frontier after each page): pages and pages/s over the
+pages fetched while the frontier held at least each of ``--at`` URLs, over the last ``--tail`` pages, per
+100,000-URL band of the frontier, and over the whole crawl; the largest frontier reached; and the whole
+command's time (start-up, Ray and the final merge included).
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=2)
     parser.add_argument("--out-degree", type=float, default=30.0)
     parser.add_argument("--budget", type=int, default=70_000)
-    parser.add_argument("--at", type=int, default=1_000_000, help="frontier size from which pages are timed")
+    parser.add_argument("--at", default="500000,800000,900000,1000000",
+                        help="frontier sizes from which pages are timed (comma-separated)")
+    parser.add_argument("--tail", type=int, default=30_000, help="also time the last this many pages")
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--strategy", default="tres")
     parser.add_argument("--set", "-s", action="append", default=[], metavar="KEY=VALUE",
@@ -81,13 +85,16 @@ def main() -> None:
         total_s = time.monotonic() - started
         with open(run / "harvest.csv") as f:
             rows = list(csv.DictReader(f))
-        timed, timed_rate = rate(rows, args.at)
-        _, whole_rate = rate(rows, 0)
-        half_pages, half_rate = rate(rows, args.at // 2)
-        row = {"workers": n, "pages": len(rows), "timed_pages": timed, "pages_per_s_at": round(timed_rate, 1),
-               "pages_at_half": half_pages, "pages_per_s_at_half": round(half_rate, 1),
-               "pages_per_s_whole": round(whole_rate, 1),
-               "frontier_max": max(int(r["frontier_size"]) for r in rows), "command_s": round(total_s, 1)}
+        bands = {}
+        for low in range(0, max(int(r["frontier_size"]) for r in rows), 100_000):
+            band = [r for r in rows if low <= int(r["frontier_size"]) < low + 100_000]
+            if len(band) >= 2:
+                bands[f"{low // 1000}k-{(low + 100_000) // 1000}k"] = round(rate(band, 0)[1], 1)
+        row = {"workers": n, "pages": len(rows), "pages_per_s_whole": round(rate(rows, 0)[1], 1),
+               "frontier_max": max(int(r["frontier_size"]) for r in rows), "command_s": round(total_s, 1),
+               "at": {f">={at}": [pages, round(pps, 1)]
+                      for at in (int(x) for x in args.at.split(",")) for pages, pps in [rate(rows, at)]},
+               f"last_{args.tail}": round(rate(rows[-args.tail:], 0)[1], 1), "bands": bands}
         results.append(row)
         print(json.dumps(row), flush=True)
     (out / "rates.json").write_text(json.dumps(results, indent=1) + "\n")
