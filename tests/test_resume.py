@@ -121,6 +121,29 @@ def test_tres_crawls_and_resumes_a_run_folder(small_topic, tmp_path):
     assert any(score is not None for score in scores), "TRES records its Q-value for greedy choices"
 
 
+def test_a_checkpoint_the_log_diverges_from_is_skipped_for_the_whole_log(small_topic, tmp_path):
+    """A latest checkpoint that holds an older state than its place in the log (as a checkpoint missing part of
+    a policy's state would): the resume replays the whole log instead and ends where an uninterrupted crawl
+    does."""
+    import sqlite3
+
+    run = tmp_path / "run"
+    settings = dict(topic=small_topic, out=run, web="embedded", budget=40, strategy="best-first", progress="none",
+                    plot=False, checkpoint_every=5)
+    first = [record.url for record in _collect(Crawler(concurrency=1, **settings), stop_after=23)]
+    db = sqlite3.connect(run / "state.sqlite")
+    with db:
+        seqs = [seq for (seq,) in db.execute("SELECT seq FROM checkpoints ORDER BY seq")]
+        assert len(seqs) >= 2
+        db.execute("UPDATE checkpoints SET blob = (SELECT blob FROM checkpoints WHERE seq = ?) WHERE seq = ?",
+                   (seqs[0], seqs[-1]))
+    db.close()
+    Crawler(concurrency=1, **settings).crawl()
+    urls = check_run_folder(run)
+    assert urls[: len(first)] == first
+    assert urls == reference_sequence(small_topic, "best-first", 40), "the same crawl as one without a stop"
+
+
 def _collect(crawler: Crawler, stop_after: int | None = None, immediate: bool = False):
     import asyncio
 

@@ -27,7 +27,7 @@ from focuscrawl.builder import Classifiers, build_crawl, check_strategies, rewar
 from focuscrawl.config import CrawlConfig, load_config, read_effective_config
 from focuscrawl.crawl.driver import CrawlDriver, Fetcher
 from focuscrawl.crawl.offline import OfflineFetcher
-from focuscrawl.crawl.resume import ResumeError, replay
+from focuscrawl.crawl.resume import ResumeError, resume
 from focuscrawl.crawl.run_folder import SHARDS_DIR, CrawlSummary, Outputs, RunFolder
 from focuscrawl.engine import CrawlEngine
 from focuscrawl.storage import STATE_FILE, StateStore, StepRecord
@@ -223,15 +223,7 @@ class Crawler:
             return build_crawl(config, config.strategy, topic, seeds, classifiers=classifiers,
                                context_budget=context_budget).engine
 
-        engine = fresh()
-        try:
-            replay(engine, store, use_checkpoint=config.checkpoint_every > 0)
-        except (ResumeError, sqlite3.DatabaseError):
-            raise
-        except Exception:  # noqa: BLE001 - an unreadable checkpoint: replay the whole log instead
-            engine = fresh()
-            replay(engine, store, use_checkpoint=False)
-        return engine
+        return resume(fresh, store, use_checkpoint=config.checkpoint_every > 0)
 
     def _count(self, record: StepRecord, outputs: Outputs) -> None:
         s = self.stats

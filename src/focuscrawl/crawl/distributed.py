@@ -40,7 +40,7 @@ from focuscrawl.builder import Classifiers, build_crawl, check_strategies, rewar
 from focuscrawl.config import CrawlConfig, read_effective_config
 from focuscrawl.crawl.api import RunStats, crawl_config, make_fetcher
 from focuscrawl.crawl.driver import CrawlDriver
-from focuscrawl.crawl.resume import ResumeError, replay
+from focuscrawl.crawl.resume import ResumeError, resume
 from focuscrawl.crawl.run_folder import PLOT_FILE, SHARDS_DIR, SUMMARY_FILE, CrawlSummary, RunFolder
 from focuscrawl.engine import CrawlEngine
 from focuscrawl.storage import HARVEST_FILE, PAGES_FILE, STATE_FILE, StateStore
@@ -301,15 +301,7 @@ class Shard:
             return build_crawl(config, config.strategy, self.topic, self.seeds, classifiers=classifiers,
                                context_budget=context_budget, owns=owns).engine
 
-        engine = fresh()
-        try:
-            replay(engine, self.store, use_checkpoint=config.checkpoint_every > 0, on_message=apply_message)
-        except ResumeError:
-            raise
-        except Exception:  # noqa: BLE001 - an unreadable checkpoint: replay the whole log instead
-            engine = fresh()
-            replay(engine, self.store, use_checkpoint=False, on_message=apply_message)
-        return engine
+        return resume(fresh, self.store, use_checkpoint=config.checkpoint_every > 0, on_message=apply_message)
 
     async def _ensure_started(self) -> None:
         if self._started is None:

@@ -5,11 +5,14 @@ The one resume mechanism: the latest checkpoint (``CrawlEngine.snapshot``, taken
 replayed: each logged selection must be selected again by the (deterministic) policy, each logged record
 feeds the stored page back to the engine, and in a distributed crawl each adopted message (links another
 shard found) is adopted again. Without a usable checkpoint the whole log is replayed, which
-gives the same state, only slower.
+gives the same state, only slower: ``resume`` does that when the checkpoint cannot be read, and when the
+log diverges after it (a checkpoint that does not hold all of the policy's state; seen once with `tres` in a
+distributed shard), so that only the log itself can make a run folder unresumable.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 
 from focuscrawl.engine import CrawlEngine
@@ -63,3 +66,21 @@ def replay(engine: CrawlEngine, store: StateStore, *, use_checkpoint: bool = Tru
         engine.sinks = sinks
         engine.take_outgoing()
     return replayed
+
+
+def resume(fresh: Callable[[], CrawlEngine], store: StateStore, *, use_checkpoint: bool = True,
+           on_message: Callable[[CrawlEngine, str, bytes], None] | None = None) -> CrawlEngine:
+    """An engine from ``fresh()`` brought to the store's last commit: from the latest checkpoint if asked, and
+    by the whole log when that fails. A damaged store (``sqlite3.DatabaseError``) and a whole-log replay that
+    diverges (``ResumeError``) are raised."""
+    engine = fresh()
+    if use_checkpoint and store.latest_checkpoint() is not None:
+        try:
+            replay(engine, store, use_checkpoint=True, on_message=on_message)
+            return engine
+        except sqlite3.DatabaseError:
+            raise
+        except Exception:  # noqa: BLE001 - an unreadable checkpoint, or one the log diverges from: the whole log
+            engine = fresh()
+    replay(engine, store, use_checkpoint=False, on_message=on_message)
+    return engine
