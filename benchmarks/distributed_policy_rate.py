@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from distributed_rate import make_topic  # noqa: E402
+from distributed_rate import crawl_command, make_topic  # noqa: E402
 
 
 def rate(rows: list[dict], at: int) -> tuple[int, float]:
@@ -74,12 +74,7 @@ def main() -> None:
     results = []
     for n in [int(x) for x in args.workers.split(",")]:
         run = out / f"run-{args.strategy}-n{n}{'-' + '-'.join(args.set) if n and args.set else ''}"
-        command = [sys.executable, "-m", "focuscrawl.cli.main", "crawl", "--topic", str(topic_dir), "--web",
-                   str(web_dir), "-o", str(run), "--budget", str(args.budget), "--concurrency",
-                   str(args.concurrency), "--strategy", args.strategy, "--progress", "none", "--no-warc",
-                   "-s", "plot=false"]
-        if n > 0:
-            command += ["--workers", str(n)] + [a for setting in args.set for a in ("-s", setting)]
+        command = crawl_command(["--web", str(web_dir), "--no-warc"], topic_dir, run, args, n)
         started = time.monotonic()
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
         total_s = time.monotonic() - started

@@ -37,6 +37,17 @@ def make_topic(web_dir: Path, topic_dir: Path) -> None:
     write_topic_dir(topic_dir, replace(topic.inputs, seeds=topic.seeds_for_run(0, 5)))
 
 
+def crawl_command(source: list[str], topic_dir: Path, run: Path, args: argparse.Namespace, workers: int) -> list[str]:
+    """The `focuscrawl crawl` command of one run: ``source`` says what it crawls (``--hosts-map`` or ``--web``),
+    ``args`` its budget, concurrency, strategy and, for ``workers`` > 0, the distributed settings."""
+    command = [sys.executable, "-m", "focuscrawl.cli.main", "crawl", "--topic", str(topic_dir), *source, "-o", str(run),
+               "--budget", str(args.budget), "--concurrency", str(args.concurrency), "--strategy", args.strategy,
+               "--progress", "none", "-s", "plot=false"]
+    if workers > 0:
+        command += ["--workers", str(workers)] + [a for setting in args.set for a in ("-s", setting)]
+    return command
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--workers", default="0,1,2", help="0: the single-process crawl")
@@ -66,11 +77,7 @@ def main() -> None:
         map_file.write_text(json.dumps(hosts))
         for n in [int(x) for x in args.workers.split(",")]:
             run = out / f"run-n{n}{'-' + '-'.join(args.set) if n and args.set else ''}"
-            command = [python, "-m", "focuscrawl.cli.main", "crawl", "--topic", str(topic_dir), "--hosts-map",
-                       str(map_file), "-o", str(run), "--budget", str(args.budget), "--concurrency",
-                       str(args.concurrency), "--strategy", args.strategy, "--progress", "none", "-s", "plot=false"]
-            if n > 0:
-                command += ["--workers", str(n)] + [a for setting in args.set for a in ("-s", setting)]
+            command = crawl_command(["--hosts-map", str(map_file)], topic_dir, run, args, n)
             started = time.monotonic()
             subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env={**os.environ})
             total_s = time.monotonic() - started
