@@ -199,6 +199,27 @@ def test_target_network_is_a_copy_not_an_alias():
     assert all(np.shares_memory(p, agent.target.flat) for p in agent.target.params), "params stay views"
 
 
+def test_a_checkpointed_agent_learns_on_as_the_live_one():
+    """A checkpoint is a pickle: the restored networks' weights must still be views of what the optimiser
+    trains, or a resumed crawl scores with frozen weights (found as a distributed shard whose resume from a
+    checkpoint diverged from its log)."""
+    import pickle
+
+    agent = DDQN(3, DDQNConfig(batch_size=4, target_sync=3), seed=0)
+    for i in range(16):
+        agent.replay.add(np.array([i % 2, i % 3, 1.0], dtype=np.float32), float(i % 2))
+    for _ in range(5):
+        agent.step()
+    restored = pickle.loads(pickle.dumps(agent))
+    assert all(np.shares_memory(p, restored.online.flat) for p in restored.online.params)
+    x = np.array([[0, 0, 1], [1, 2, 1]], dtype=np.float32)
+    for _ in range(7):
+        agent.step()
+        restored.step()
+        assert np.array_equal(agent.q(x), restored.q(x))
+    assert np.array_equal(agent.target.flat, restored.target.flat)
+
+
 def test_comma_gives_each_anchor_model_its_own_column(tiny_web):
     policy, events = _crawl(tiny_web, "tres", anchor_model="reward,tfidf")
     features = policy.features

@@ -6,8 +6,9 @@ replayed: each logged selection must be selected again by the (deterministic) po
 feeds the stored page back to the engine, and in a distributed crawl each adopted message (links another
 shard found) is adopted again. Without a usable checkpoint the whole log is replayed, which
 gives the same state, only slower: ``resume`` does that when the checkpoint cannot be read, and when the
-log diverges after it (a checkpoint that does not hold all of the policy's state; seen once with `tres` in a
-distributed shard), so that only the log itself can make a run folder unresumable.
+log diverges after it (a checkpoint that does not hold all of the policy's state, as `tres`'s once did: its
+networks' weight views came back from pickle as copies), so that only the log itself can make a run folder
+unresumable.
 """
 
 from __future__ import annotations
