@@ -194,3 +194,24 @@ def test_leaf_blocks_survive_churn_growth_and_compaction():
     tree.check()
     assert tree.splits > 10 and len(tree) == len(live)
     assert tree.pool_end <= 4 * len(tree) + 64 * tree.n_leaves  # garbage is reclaimed
+
+
+def test_a_restored_frontier_drops_a_host_as_the_live_one():
+    """A set's iteration order depends on its history, and a set restored from a checkpoint (pickle) has
+    another history: removing a capped host's samples must not follow it, or a resumed crawl diverges."""
+    import pickle
+
+    tree = _tree()
+    urls = [f"http://a/{i}" for i in range(300)] + ["http://b/0"]
+    tree.add(urls, np.random.default_rng(1).random((len(urls), 2)), ["a"] * 300 + ["b"], [0] * len(urls))
+    for i in range(300):
+        if i not in (3, 17, 260):
+            tree.remove(f"http://a/{i}")
+    restored = pickle.loads(pickle.dumps(tree))
+    tree.remove_host("a")
+    restored.remove_host("a")
+    assert tree.free == restored.free
+    more = [f"http://c/{i}" for i in range(5)]
+    for t in (tree, restored):
+        t.add(more, np.full((5, 2), 0.5), ["c"] * 5, [0] * 5)
+    assert [tree.get(u) for u in more] == [restored.get(u) for u in more]

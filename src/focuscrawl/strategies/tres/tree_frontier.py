@@ -296,7 +296,8 @@ class TreeFrontier:
         hid = self.host_index.get(host)
         if hid is None:
             return 0
-        ids = list(self.host_samples[hid])
+        # sorted: a set's order depends on its history, and a set restored from a checkpoint has another one
+        ids = sorted(self.host_samples[hid])
         for i in ids:
             self._remove_id(i)
         return len(ids)
