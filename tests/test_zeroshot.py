@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from focuscrawl.topic.embeddings import load_word_vectors
+from focuscrawl.topic.embeddings import load_sentence_encoder, load_word_vectors
 from focuscrawl.topic.zeroshot import KeywordRelevance, keyword_model, topic_query
 from focuscrawl.types import TopicInputs
 
@@ -67,7 +67,29 @@ def test_examples_a_user_has_are_trusted_and_empty_words_are_refused(vectors):
     assert np.asarray(model.predict_proba([])).size == 0
 
 
-def test_a_crawl_from_a_few_words_stops_and_resumes_as_one(tmp_path):
+def test_the_page_encoder_judges_fetched_pages_and_leaves_link_contexts_to_the_static_vectors(vectors):
+    import pickle
+
+    encoder = load_sentence_encoder()
+    static = KeywordRelevance("birds, nests, feathers", vectors=vectors)
+    blended = KeywordRelevance("birds, nests, feathers", vectors=vectors, page_encoder=encoder)
+    texts = BIRDS + OTHER
+    transformer = encoder.embed(texts) @ encoder.embed(["birds, nests, feathers"])[0]
+    assert np.allclose([blended.page_similarity(t) for t in texts],
+                       (static.similarity(texts) + transformer) / 2, atol=1e-5), "the mean of the two cosines"
+    pages = [blended.predict_page(t) for t in texts]
+    assert min(pages[:3]) > max(pages[3:])
+    assert np.array_equal(blended.predict_proba(texts), static.predict_proba(texts)), "link contexts: static only"
+    for text in texts:
+        blended.learn_one(text)
+    copy = pickle.loads(pickle.dumps(blended))
+    assert copy.page_encoder is encoder and "page_encoder" not in pickle.loads(pickle.dumps(blended)).__getstate__()
+    assert copy.predict_page(BIRDS[0]) == blended.predict_page(BIRDS[0])
+    assert copy.similarities == blended.similarities
+
+
+@pytest.mark.parametrize("page_encoder", [False, True])
+def test_a_crawl_from_a_few_words_stops_and_resumes_as_one(tmp_path, page_encoder):
     """A topic from keywords only: the crawl's self-training relevance model is part of the crawl's state, so
     a crawl stopped and resumed (from a checkpoint and the log) scores and selects as the uninterrupted one."""
     import asyncio
@@ -83,7 +105,7 @@ def test_a_crawl_from_a_few_words_stops_and_resumes_as_one(tmp_path):
     init_from_words(tmp_path / "topic", keywords=["birds", "animals"], description="Birds and other animals.",
                     seeds=[seed])
     settings = dict(topic=tmp_path / "topic", web="embedded", budget=40, strategy="adaptive", progress="none",
-                    plot=False, concurrency=1, checkpoint_every=7)
+                    plot=False, concurrency=1, checkpoint_every=7, page_encoder=page_encoder)
     whole = [r.url for r in asyncio.run(_records(Crawler(out=tmp_path / "a", **settings)))]
 
     first = Crawler(out=tmp_path / "b", **settings)

@@ -37,14 +37,14 @@ class Classifiers:
     """
 
     def __init__(self, topic: TopicInputs, seed: int = 0, *, trained: Mapping[str, RelevanceModel] | None = None,
-                 memoize: bool = False):
-        self.topic, self.seed, self.memoize = topic, seed, memoize
+                 memoize: bool = False, page_encoder: bool = False):
+        self.topic, self.seed, self.memoize, self.page_encoder = topic, seed, memoize, page_encoder
         self._models: dict[str, RelevanceModel] = dict(trained or {})
         self._scorers: dict[str, RelevanceModel] = {}
 
     def get(self, name: str) -> RelevanceModel:
         if name not in self._models:
-            self._models[name] = train_relevance_model(name, self.topic, self.seed)
+            self._models[name] = train_relevance_model(name, self.topic, self.seed, page_encoder=self.page_encoder)
         return self._models[name]
 
     def for_crawl(self, name: str) -> RelevanceModel:
@@ -117,7 +117,7 @@ def build_crawl(
     """
     resolved = resolve(strategy)
     reward_model = reward_model_for(settings, strategy, topic)
-    classifiers = classifiers or Classifiers(topic, settings.seed)
+    classifiers = classifiers or Classifiers(topic, settings.seed, page_encoder=settings.page_encoder)
     policy = make_strategy_policy(settings, strategy, judge)
     own = classifiers.for_crawl(reward_model)
     scorer = own if own is not classifiers.get(reward_model) else classifiers.scorer(reward_model)

@@ -73,6 +73,9 @@ class RunSettings(BaseModel):
     max_outlinks: int = Field(1000, gt=0, description="outlinks of a page handed to the policy, at most")
     reward_model: str | None = Field(None, description="relevance model (focuscrawl.topic.models); "
                                                        "default: the strategy's own")
+    page_encoder: bool = Field(False, description="topics from keywords: judge each fetched page by the MiniLM "
+                               "sentence transformer too, not only the static word vectors (about 45 ms a page; "
+                               "the neural extra)")
     options: dict[str, dict[str, Any]] = Field(default_factory=dict,
                                                description="strategy or preset name -> its hyper-parameters")
     scope: ScopeConfig = Field(default_factory=ScopeConfig, description="domains, URL patterns, depth and "

@@ -182,3 +182,20 @@ class RelevanceModel(Protocol):
     def fit(self, texts: Sequence[str], labels: Sequence[int]) -> RelevanceModel: ...
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@runtime_checkable
+class OnlineRelevanceModel(RelevanceModel, Protocol):
+    """A relevance model that learns from the crawl itself (``learns_online = True``; a topic from keywords).
+
+    The engine asks it about each fetched page with ``predict_page`` (which may use what is too dear for
+    link contexts, such as a sentence transformer), then hands it the page with ``learn_one``; strategies
+    call ``predict_proba`` on link contexts as with any model. Its state is crawl state: checkpointed with
+    the crawl.
+    """
+
+    learns_online: bool
+
+    def predict_page(self, text: str) -> float: ...
+
+    def learn_one(self, text: str) -> None: ...

@@ -124,7 +124,7 @@ def run_benchmark(config: BenchConfig, progress: Callable[[str], None] | None = 
             topic.inputs = TopicInputs(topic.inputs.name, topic.inputs.keywords, [], [])
         order = [ORACLE] + [s for s in dict.fromkeys(config.strategies) if s != ORACLE]
         # Each reward model trained once on the topic's examples and shared by the strategies that use it.
-        classifiers = Classifiers(topic.inputs, config.seed, memoize=True)
+        classifiers = Classifiers(topic.inputs, config.seed, memoize=True, page_encoder=config.page_encoder)
         results: list[RunResult] = []
         for run in range(config.runs):
             seeds = topic.seeds_for_run(run, config.seeds_per_run)
@@ -148,6 +148,7 @@ def run_benchmark(config: BenchConfig, progress: Callable[[str], None] | None = 
             "seed": config.seed,
             "keywords": topic.inputs.keywords,
             "keyword_only": config.keyword_only,
+            "page_encoder": config.page_encoder,
             "examples": {"relevant": sum(topic.inputs.example_labels),
                          "irrelevant": len(topic.inputs.example_labels) - sum(topic.inputs.example_labels)},
             "options": config.options,

@@ -215,7 +215,8 @@ class Crawler:
         config = self.config
         reward_model = reward_model_for(config, config.strategy, topic)
         classifiers = Classifiers(topic, config.seed,
-                                  trained={reward_model: folder.classifier(reward_model, topic, config.seed)})
+                                  trained={reward_model: folder.classifier(reward_model, topic, config.seed,
+                                                                           config.page_encoder)})
         # The policy is told the first run's budget: it may plan with it, and the replay must match.
         context_budget = store.get_meta("context_budget", config.budget)
 

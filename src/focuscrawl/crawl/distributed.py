@@ -560,7 +560,8 @@ class DistributedCrawler:
             (self.out / DISTRIBUTED_FILE).write_text(json.dumps({"workers": self.workers}) + "\n")
             folder.write_config(config)
             # Trained once, here, and shipped to every shard (a resumed crawl reads it back from model.pkl).
-            classifier = folder.classifier(reward_model_for(config, config.strategy, topic), topic, config.seed)
+            classifier = folder.classifier(reward_model_for(config, config.strategy, topic), topic, config.seed,
+                                           config.page_encoder)
             hosts = json.loads(Path(config.hosts_map).read_text()) if config.hosts_map else None
             committed = {k: self._committed(k) for k in range(self.workers)}
             resumed = sum(committed.values())

@@ -132,7 +132,7 @@ class RunFolder:
     def write_config(self, config: CrawlConfig) -> None:
         write_effective_config(self.path, config)
 
-    def classifier(self, name: str, topic: TopicInputs, seed: int) -> RelevanceModel:
+    def classifier(self, name: str, topic: TopicInputs, seed: int, page_encoder: bool = False) -> RelevanceModel:
         """Trained once per run folder and kept, so that a resumed crawl scores pages exactly as before."""
         path = self.path / MODEL_FILE
         if path.exists():
@@ -141,7 +141,7 @@ class RunFolder:
                     return pickle.load(fh)
             except Exception:  # noqa: BLE001 - retraining is deterministic, so a bad file is only slower
                 pass
-        model = train_relevance_model(name, topic, seed)
+        model = train_relevance_model(name, topic, seed, page_encoder=page_encoder)
         tmp = path.with_suffix(".tmp")
         with open(tmp, "wb") as fh:
             pickle.dump(model, fh, protocol=pickle.HIGHEST_PROTOCOL)

@@ -185,9 +185,11 @@ class CrawlEngine:
         relevance = 0.0
         if page.ok and not duplicate and (page.text or page.title):
             text = f"{page.title}\n{page.text}"
-            relevance = float(self.classifier.predict_proba([text])[0])
-            if getattr(self.classifier, "learns_online", False):
+            if getattr(self.classifier, "learns_online", False):  # an OnlineRelevanceModel
+                relevance = float(self.classifier.predict_page(text))
                 self.classifier.learn_one(text)  # a self-training model learns from every page it scores
+            else:
+                relevance = float(self.classifier.predict_proba([text])[0])
         reward = 1.0 if relevance >= REWARD_THRESHOLD else 0.0
         # a redirect that left the scope (another domain, an excluded path) is fetched, but not followed further
         followed = not duplicate and self.scope.allows(final_url, self.depth.get(url, 0))

@@ -239,3 +239,50 @@ def load_word_vectors(directory: Path | None = None, build: bool = True) -> Word
 def loaded_vectors_fingerprints() -> list[str]:
     """Fingerprints of the word vectors this process has loaded (empty if no strategy needed them)."""
     return sorted({vectors.fingerprint for vectors in _LOADED.values()})
+
+
+class SentenceEncoder:
+    """The packaged all-MiniLM-L6-v2 sentence transformer itself, on CPU: unit-length embeddings of texts.
+
+    Dearer than the static vectors (about 45 ms for a page's first ``max_tokens`` = 128 word pieces on one
+    thread of this project's 2-core machine, 90 ms for the model's full 256, against 1 ms), so it embeds
+    fetched pages only, never link contexts; on one thread, like the project's other torch models
+    (reproducible, and fair to a parallel benchmark). 128 pieces rank a topic's pages about as well as 256
+    (docs/results.md, section 4) at half the cost. Embeddings are memoised by text (a pure function of it):
+    a benchmark crawls the same offline pages again and again.
+    """
+
+    MEMO_ENTRIES = 100_000  # 1.5 KB each
+
+    def __init__(self, max_tokens: int = 128) -> None:
+        require("sentence_transformers", "neural", "the MiniLM page encoder of topics from keywords")
+        with _silenced():
+            from sentence_transformers import SentenceTransformer
+
+            self.model = SentenceTransformer(str(_teacher_dir()), device="cpu")
+        self.model.max_seq_length = max_tokens
+        self._memo: dict[str, np.ndarray] = {}
+
+    def embed(self, texts: Sequence[str], max_chars: int = 2000) -> np.ndarray:
+        from focuscrawl.topic.neural import torch_threads
+
+        texts = [t[:max_chars] for t in texts]
+        missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
+        if missing:
+            with torch_threads(1):
+                vectors = self.model.encode(missing, normalize_embeddings=True, convert_to_numpy=True,
+                                            show_progress_bar=False)
+            if len(self._memo) + len(missing) > self.MEMO_ENTRIES:
+                self._memo.clear()
+            self._memo.update(zip(missing, np.asarray(vectors, dtype=np.float32)))
+        return np.stack([self._memo[t] for t in texts]) if texts else np.zeros((0, 384), dtype=np.float32)
+
+
+_ENCODER: list[SentenceEncoder] = []
+
+
+def load_sentence_encoder() -> SentenceEncoder:
+    """The sentence encoder, loaded once per process (a few seconds, 90 MB)."""
+    if not _ENCODER:
+        _ENCODER.append(SentenceEncoder())
+    return _ENCODER[0]

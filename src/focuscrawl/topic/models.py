@@ -21,8 +21,14 @@ def register_model(name: str, factory: ModelFactory) -> None:
     RELEVANCE_MODELS[name] = factory
 
 
-def train_relevance_model(name: str, topic: TopicInputs, seed: int = 0) -> RelevanceModel:
-    """Build and fit the named model on the topic's example texts."""
+def train_relevance_model(name: str, topic: TopicInputs, seed: int = 0, *,
+                          page_encoder: bool = False) -> RelevanceModel:
+    """Build and fit the named model on the topic's example texts.
+
+    ``page_encoder``: the ``keywords`` model also judges fetched pages by the MiniLM sentence transformer
+    (``RunSettings.page_encoder``); the other models read texts their own way and ignore it."""
+    if name == "keywords":
+        return keyword_model(topic, seed, page_encoder=page_encoder)
     factory = RELEVANCE_MODELS.get(name)
     if factory is None:
         raise KeyError(f"unknown relevance model {name!r}; known: {', '.join(sorted(RELEVANCE_MODELS))}")
@@ -57,5 +63,6 @@ def _svm(topic: TopicInputs, seed: int) -> RelevanceModel:
 register_model("kwbilstm", _kwbilstm)
 register_model("bilstm", _bilstm)
 register_model("svm", _svm)
-# a topic from a few words: zero-shot similarity, refined online by self-training (topic.zeroshot)
+# a topic from a few words: zero-shot similarity, refined online by self-training (topic.zeroshot); built by
+# train_relevance_model, which passes it the page_encoder setting
 register_model("keywords", keyword_model)

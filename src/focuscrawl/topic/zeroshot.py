@@ -11,6 +11,10 @@ the crawl:
    well as the full MiniLM transformer does (ROC AUC 0.85-0.97 on 11 of 12 topics, against 0.83-0.97; People
    0.68 against 0.85) at a small fraction of the cost, and they need no torch to run (docs/results.md,
    section 4). Neither works on WebKB's page types (0.53-0.70).
+   With a ``page_encoder`` (``RunSettings.page_encoder``), a fetched page's similarity is the mean of that
+   and the MiniLM transformer's cosine: the two fail on different topics (People, Geography of Asia), and
+   their mean ranks better than either on most. Link contexts (about 20 a page, each a few words) keep the
+   static similarity alone: the transformer is too dear for them and adds little on a few words.
 2. **Calibration.** Similarities are not probabilities, and their scale differs from topic to topic
    (relevant pages sit around 0.3 on most Wikispeedia topics; on WebKB's ``course`` irrelevant pages do).
    So the probability is the posterior of a two-component Gaussian mixture over the similarities of the
@@ -39,7 +43,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from focuscrawl.topic.embeddings import WordVectors, load_word_vectors
+from focuscrawl.topic.embeddings import SentenceEncoder, WordVectors, load_sentence_encoder, load_word_vectors
 from focuscrawl.topic.relevance import TfidfRelevanceModel
 from focuscrawl.types import TopicInputs
 
@@ -58,7 +62,8 @@ class KeywordRelevance:
 
     learns_online = True
 
-    def __init__(self, query: str, *, vectors: WordVectors | None = None, seed: int = 0, prior_relevant: float = 0.3,
+    def __init__(self, query: str, *, vectors: WordVectors | None = None, page_encoder: SentenceEncoder | None = None,
+                 seed: int = 0, prior_relevant: float = 0.3,
                  prior_other: float = 0.05, prior_spread: float = 0.08, min_pages: int = 30, refit_every: int = 10,
                  confident: float = 0.9, min_examples: int = 10, retrain_every: int = 25,
                  max_weight: float = 0.5):
@@ -68,6 +73,10 @@ class KeywordRelevance:
         self.query = self.vectors.embed([query])[0]
         if not self.query.any():
             raise ValueError(f"none of the topic's words is known to the word vectors: {query!r}")
+        self.page_encoder = page_encoder
+        self.encodes_pages = page_encoder is not None
+        self.query_sentence = page_encoder.embed([query])[0] if page_encoder is not None else None
+        self._last_page: tuple[str, np.floating] | None = None  # predict_page's text and similarity, for learn_one
         self.seed = seed
         self.prior = (prior_relevant, prior_other, prior_spread)
         self.min_pages, self.refit_every, self.confident = min_pages, refit_every, confident
@@ -79,12 +88,19 @@ class KeywordRelevance:
         self.learned: TfidfRelevanceModel | None = None
 
     def __getstate__(self) -> dict:
-        # the word vectors are the process's shared, loaded ones (7 MB): not copied into checkpoints or copies
-        return {k: v for k, v in self.__dict__.items() if k != "vectors"}
+        # the word vectors and the encoder are the process's shared, loaded ones (7 and 90 MB): not copied
+        # into checkpoints or copies
+        state = {k: v for k, v in self.__dict__.items() if k not in ("vectors", "page_encoder")}
+        state["_last_page"] = None
+        return state
 
     def __setstate__(self, state: dict) -> None:
+        state.setdefault("encodes_pages", False)  # checkpoints from before the page encoder
+        state.setdefault("query_sentence", None)
+        state.setdefault("_last_page", None)
         self.__dict__.update(state)
         self.vectors = load_word_vectors()
+        self.page_encoder = load_sentence_encoder() if self.encodes_pages else None
 
     # -- the RelevanceModel protocol -----------------------------------------------------------------
     def fit(self, texts: Sequence[str], labels: Sequence[int]) -> KeywordRelevance:
@@ -96,16 +112,16 @@ class KeywordRelevance:
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros(0)
-        zero_shot = self._posterior(self.similarity(texts))
-        if self.learned is None:
-            return zero_shot
-        weight = min(self.max_weight, self.trained_on / (self.trained_on + 100.0))
-        return (1.0 - weight) * zero_shot + weight * self.learned.predict_proba(list(texts))
+        return self._with_learned(self._posterior(self.similarity(texts)), texts)
+
+    def predict_page(self, text: str) -> float:
+        """P(relevant) of a fetched page: as ``predict_proba``, with the page encoder's similarity if any."""
+        return float(self._with_learned(self._posterior(np.array([self.page_similarity(text)])), [text])[0])
 
     def learn_one(self, text: str) -> None:
         """A page the crawl fetched and scored: its similarity joins the mixture, and a confident page
         becomes a training example."""
-        z = float(self.similarity([text])[0])
+        z = float(self.page_similarity(text))
         self.similarities.append(z)
         n = len(self.similarities)
         if n >= self.min_pages and n % self.refit_every == 0:
@@ -122,6 +138,22 @@ class KeywordRelevance:
     # -- parts ---------------------------------------------------------------------------------------------
     def similarity(self, texts: Sequence[str]) -> np.ndarray:
         return self.vectors.embed(list(texts), PAGE_CHARS) @ self.query
+
+    def page_similarity(self, text: str) -> np.floating:
+        """A fetched page's similarity to the topic: the static one, or its mean with the transformer's."""
+        if self._last_page is not None and self._last_page[0] is text:  # predict_page, then learn_one: one encoding
+            return self._last_page[1]
+        z = self.similarity([text])[0]
+        if self.page_encoder is not None:
+            z = (z + self.page_encoder.embed([text], PAGE_CHARS)[0] @ self.query_sentence) / 2
+        self._last_page = (text, z)
+        return z
+
+    def _with_learned(self, zero_shot: np.ndarray, texts: Sequence[str]) -> np.ndarray:
+        if self.learned is None:
+            return zero_shot
+        weight = min(self.max_weight, self.trained_on / (self.trained_on + 100.0))
+        return (1.0 - weight) * zero_shot + weight * self.learned.predict_proba(list(texts))
 
     def _prior_mixture(self) -> tuple[float, float, float, float, float]:
         relevant, other, spread = self.prior
@@ -162,9 +194,10 @@ class KeywordRelevance:
         self.trained_on = len(self.examples)
 
 
-def keyword_model(topic: TopicInputs, seed: int) -> KeywordRelevance:
+def keyword_model(topic: TopicInputs, seed: int, page_encoder: bool = False) -> KeywordRelevance:
     """The ``keywords`` relevance model: from the topic's words, and its example texts if it has any."""
-    model = KeywordRelevance(topic_query(topic), seed=seed)
+    model = KeywordRelevance(topic_query(topic), seed=seed,
+                             page_encoder=load_sentence_encoder() if page_encoder else None)
     if topic.example_texts:
         model.fit(topic.example_texts, topic.example_labels)
     return model
