@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from conftest import tiny_crawl
 
-from focuscrawl.crawl.distributed import apply_message, average_parameters, decode_links, encode_links, shard_of
+from focuscrawl.crawl.distributed import apply_message, decode_links, encode_links, shard_of
+from focuscrawl.policy import Policy
 from focuscrawl.strategies.registry import STRATEGIES
 from focuscrawl.types import ForeignLinks
 
@@ -45,19 +46,31 @@ def test_every_strategy_fetches_links_another_shard_found(tiny_web, strategy):
     assert "http://nowhere.test/nest" in {e.url for e in events}
 
 
-def test_averaged_parameters_are_weighted_by_pages_and_loaded_by_adaptive(tiny_web):
+def test_adaptive_pools_what_shards_learned_as_one_learner_would(tiny_web):
+    """Shards' least-squares samples add up in the information form: with no forgetting, the pooled model is
+    the one a single learner of both shards' samples has; a second round adds only what is new."""
     import pickle
 
-    crawls = [tiny_crawl(tiny_web, "adaptive", budget=budget)[0] for budget in (10, 30)]
+    from focuscrawl.strategies.adaptive import AdaptivePolicy
+
+    crawls = [tiny_crawl(tiny_web, "adaptive", budget=budget, forget=1.0)[0] for budget in (10, 30)]
     for crawl in crawls:
         crawl.engine.run(tiny_crawl(tiny_web, "adaptive")[2])
-    shared = [(crawl.engine.stats.steps, crawl.policy.parameters()) for crawl in crawls]
-    average = average_parameters(shared)
-    expected = (10 * shared[0][1]["evidence"] + 30 * shared[1][1]["evidence"]) / 40
-    assert np.allclose(average["evidence"], expected)
-    apply_message(crawls[0].engine, "avg:1", pickle.dumps(average))
-    assert np.allclose(crawls[0].policy.parameters()["evidence"], expected)
-    assert crawls[0].policy.parameters()["link_w"].shape == shared[0][1]["link_w"].shape
+    a, b = (crawl.policy for crawl in crawls)
+    prior = np.eye(len(a.prior)) * a.prior_strength
+    (info_a, moment_a), (info_b, moment_b) = a.model.statistics(), b.model.statistics()
+    assert a.model.samples and b.model.samples
+    pooled = AdaptivePolicy.combine_parameters([(10, a.parameters()), (30, b.parameters())])
+    assert np.allclose(pooled["information"], info_a + info_b - prior)
+    assert np.allclose(pooled["moment"], moment_a + moment_b - prior @ a.prior)
+    assert np.allclose(pooled["link_w"], a.link_model.w + b.link_model.w)
+    for crawl in crawls:
+        apply_message(crawl.engine, "avg:1", pickle.dumps(pooled))
+    assert np.allclose(a.model.w, b.model.w) and np.allclose(a.model.w, np.linalg.solve(
+        info_a + info_b - prior, moment_a + moment_b - prior @ a.prior))
+    again = AdaptivePolicy.combine_parameters([(10, a.parameters()), (30, b.parameters())])
+    assert np.allclose(again["information"], pooled["information"]), "nothing new learned: nothing added"
+    assert np.allclose(again["link_w"], pooled["link_w"])
 
 
 def test_tres_shares_its_online_q_network_and_loads_an_average(tiny_web):
@@ -68,7 +81,7 @@ def test_tres_shares_its_online_q_network_and_loads_an_average(tiny_web):
         crawl.engine.run(tiny_crawl(tiny_web, "tres")[2])
     shared = [(crawl.engine.stats.steps, crawl.policy.parameters()) for crawl in crawls]
     assert not np.array_equal(shared[0][1]["online"], shared[1][1]["online"])  # each learned on its own pages
-    average = average_parameters(shared)
+    average = Policy.combine_parameters(shared)
     expected = (10 * shared[0][1]["online"].astype(np.float64) + 20 * shared[1][1]["online"]) / 30
     apply_message(crawls[0].engine, "avg:1", pickle.dumps(average))
     policy = crawls[0].policy

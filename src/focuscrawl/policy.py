@@ -52,12 +52,10 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+
+import numpy as np
 
 from focuscrawl.types import Observation, RelevanceModel, Selection, TopicInputs
-
-if TYPE_CHECKING:
-    import numpy as np
 
 __all__ = ["CrawlContext", "Observation", "Policy", "Selection"]
 
@@ -101,11 +99,19 @@ class Policy(ABC):
         self.observe(observation)
 
     def parameters(self) -> dict[str, np.ndarray] | None:
-        """Learned parameters a distributed crawl may average across shards (None: nothing to share)."""
+        """Learned parameters a distributed crawl may share across shards (None: nothing to share)."""
         return None
 
+    @classmethod
+    def combine_parameters(cls, shared: list[tuple[int, dict[str, np.ndarray]]]) -> dict[str, np.ndarray]:
+        """One set of parameters from several shards' ``parameters()``, each with the pages its shard fetched.
+        Default: their average, weighted by pages; a policy whose parameters add up overrides it."""
+        total = sum(weight for weight, _ in shared)
+        return {name: sum(weight * np.asarray(params[name], dtype=np.float64) for weight, params in shared) / total
+                for name in shared[0][1]}
+
     def load_parameters(self, parameters: dict[str, np.ndarray]) -> None:
-        """Replace the learned parameters by ``parameters`` (an average over shards of ``parameters()``)."""
+        """Replace the learned parameters by ``parameters`` (``combine_parameters`` of the shards')."""
 
     def on_host_capped(self, host: str) -> None:
         """The engine will not fetch from ``host`` again (per-domain cap). Optional eager clean-up."""

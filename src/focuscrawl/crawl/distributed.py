@@ -34,8 +34,6 @@ from hashlib import blake2b
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from focuscrawl.builder import Classifiers, build_crawl, check_strategies, reward_model_for
 from focuscrawl.config import CrawlConfig, read_effective_config
 from focuscrawl.crawl.api import RunStats, crawl_config, make_fetcher
@@ -43,8 +41,10 @@ from focuscrawl.crawl.driver import CrawlDriver
 from focuscrawl.crawl.resume import ResumeError, resume
 from focuscrawl.crawl.run_folder import PLOT_FILE, SHARDS_DIR, SUMMARY_FILE, CrawlSummary, RunFolder
 from focuscrawl.engine import CrawlEngine
+from focuscrawl.policy import Policy
 from focuscrawl.storage import HARVEST_FILE, PAGES_FILE, STATE_FILE, StateStore
 from focuscrawl.storage.harvest import COLUMNS, plot_harvest_csv
+from focuscrawl.strategies import resolve
 from focuscrawl.topic.extras import MissingExtra
 from focuscrawl.topic.topic_dir import load_topic_dir
 from focuscrawl.types import ForeignLinks, Link, Page, TopicInputs
@@ -95,12 +95,6 @@ def apply_message(engine: CrawlEngine, message_id: str, blob: bytes) -> int:
     return engine.adopt(decode_links(blob))
 
 
-def average_parameters(shared: list[tuple[int, dict]]) -> dict:
-    """The parameters of several shards averaged, each weighted by the pages it has fetched."""
-    total = sum(weight for weight, _ in shared)
-    names = shared[0][1].keys()
-    return {name: sum(weight * np.asarray(params[name], dtype=np.float64) for weight, params in shared) / total
-            for name in names}
 
 
 def decode_links(blob: bytes) -> ForeignLinks:
@@ -665,7 +659,8 @@ class DistributedCrawler:
             time.sleep(self.POLL_S)
 
     def _average(self, ray) -> None:
-        """One round of learning across shards: the shards' parameters, averaged, loaded by every shard."""
+        """One round of learning across shards: the shards' parameters, combined by their policy's
+        ``combine_parameters`` (an average, or for ``adaptive`` a pooling), loaded by every shard."""
         self._averaged_at = self.stats.steps
         try:
             shared = [p for p in ray.get([shard.parameters.remote() for shard in self.shards], timeout=120) if p]
@@ -673,7 +668,9 @@ class DistributedCrawler:
             return
         if len(shared) < 2:
             return
-        average = average_parameters(shared)
+        factory = resolve(self.config.strategy).spec.factory
+        combine = getattr(factory, "combine_parameters", Policy.combine_parameters)
+        average = combine(shared)
         self.averaging_rounds += 1
         message_id = f"{PARAMETERS_PREFIX}{time.time_ns()}"
         refs = [shard.load_parameters.remote(message_id, average) for shard in self.shards]

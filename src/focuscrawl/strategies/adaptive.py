@@ -91,6 +91,8 @@ class OnlineLeastSquares:
     """Recursive least squares with a prior: the exact ridge solution around ``prior`` after every sample,
     samples weighted by ``forget`` per newer sample (1: all alike)."""
 
+    samples = 0  # samples learned (a class default for checkpoints from before it was counted)
+
     def __init__(self, prior: np.ndarray, strength: float, forget: float = 1.0):
         self.w = prior.astype(np.float64).copy()
         self.P = np.eye(len(prior)) / strength
@@ -101,6 +103,17 @@ class OnlineLeastSquares:
         gain = px / (self.forget + x @ px)
         self.w += gain * (y - self.w @ x)
         self.P = (self.P - np.outer(gain, px)) / self.forget
+        self.samples += 1
+
+    def statistics(self) -> tuple[np.ndarray, np.ndarray]:
+        """The information form (A, b), w = A^-1 b: A = sum of forget^age * x x^T (plus the prior's strength),
+        b likewise of x y. Learners' samples add up in it, which is how shards pool what they learned."""
+        information = np.linalg.inv(self.P)
+        return information, information @ self.w
+
+    def set_statistics(self, information: np.ndarray, moment: np.ndarray) -> None:
+        self.P = np.linalg.inv(information)
+        self.w = self.P @ moment
 
 
 class OnlineLogistic:
@@ -162,6 +175,7 @@ class AdaptivePolicy(Policy):
         self.model_error = np.zeros(1 + len(self.submodels))  # forgetful squared error, predicted before learning
         self.active = 0  # 0: the full model; k: submodel k - 1
         self.link_model = OnlineLogistic()
+        self._pooled: dict[str, np.ndarray] | None = None  # the last pooling across shards (load_parameters)
         self.graph = CrawlGraph(second_level=True)
         self.own = np.zeros((self.graph.capacity, len(OWN)))  # columns OWN, one row per known URL
         self.host = np.zeros(self.graph.capacity, dtype=np.int64)
@@ -193,7 +207,7 @@ class AdaptivePolicy(Policy):
         # A checkpoint written before the measured options existed resumes with them off.
         self.__dict__.update(learn_exploration=False, submodel_columns=[], submodels=[], model_error=np.zeros(1),
                              active=0, explored_pulls=np.zeros(len(EVIDENCE)),
-                             explored_relevance=np.zeros(len(EVIDENCE)), exploring={})
+                             explored_relevance=np.zeros(len(EVIDENCE)), exploring={}, _pooled=None)
         self.__dict__.update(state)
 
     # -- evidence --------------------------------------------------------------------------------------
@@ -447,15 +461,51 @@ class AdaptivePolicy(Policy):
         return {f"w_{name}": float(w) for name, w in zip([*EVIDENCE, "bias"], self.model.w)}
 
     # -- learning across shards (distributed crawls with average_every) --------------------------------
+    # Pooled, not averaged: what each shard learned since the last pooling is added up, so that every shard
+    # continues from the model one learner would have after all shards' samples. The evidence model's
+    # samples add up exactly in least squares' information form; the link model's SGD steps are added as
+    # the sum of each shard's weight change (as if the shards' steps had been taken one after another).
     def parameters(self) -> dict[str, np.ndarray]:
-        """The evidence weights and the link model; each shard keeps its own RLS covariance."""
-        return {"evidence": self.model.w.copy(), "link_w": self.link_model.w.copy(),
-                "link_bias": np.array([self.link_model.bias])}
+        """What this shard learned since the last ``load_parameters``, and what it started from."""
+        information, moment = self.model.statistics()
+        ref = self._pooled if self._pooled is not None else self._unpooled()
+        since = self.model.samples - ref["samples"][0]
+        decay = self.forget ** since  # what forgetting did to the reference while this shard learned
+        return {"information": information - decay * ref["information"], "moment": moment - decay * ref["moment"],
+                "since": np.array([since]), "link_w": self.link_model.w - ref["link_w"],
+                "link_bias": np.array([self.link_model.bias - ref["link_bias"][0]]),
+                "link_trained": np.array([self.link_model.trained - ref["link_trained"][0]]),
+                **{f"ref_{name}": value for name, value in ref.items()}}
+
+    @classmethod
+    def combine_parameters(cls, shared: list[tuple[int, dict[str, np.ndarray]]]) -> dict[str, np.ndarray]:
+        """The shards' changes added to their common reference (the last pooling's result)."""
+        ref = {name[4:]: value for name, value in shared[0][1].items() if name.startswith("ref_")}
+        changes = [p for _, p in shared]
+        total = sum(int(p["since"][0]) for p in changes)
+        forget = float(ref["forget"][0])
+        return {"information": forget ** total * ref["information"] + sum(p["information"] for p in changes),
+                "moment": forget ** total * ref["moment"] + sum(p["moment"] for p in changes),
+                "link_w": ref["link_w"] + sum(p["link_w"] for p in changes),
+                "link_bias": ref["link_bias"] + sum(p["link_bias"] for p in changes),
+                "link_trained": ref["link_trained"] + sum(p["link_trained"] for p in changes),
+                "forget": ref["forget"]}
 
     def load_parameters(self, parameters: dict[str, np.ndarray]) -> None:
-        self.model.w = np.array(parameters["evidence"], dtype=np.float64)
+        self.model.set_statistics(parameters["information"], parameters["moment"])
         self.link_model.w = np.array(parameters["link_w"], dtype=np.float64)
         self.link_model.bias = float(parameters["link_bias"][0])
+        self.link_model.trained = int(parameters["link_trained"][0])
+        # the new reference; this shard's sample count restarts from it
+        self._pooled = {**{k: np.array(v, copy=True) for k, v in parameters.items()},
+                        "samples": np.array([self.model.samples])}
+
+    def _unpooled(self) -> dict[str, np.ndarray]:
+        """The reference before any pooling: the prior, and an untrained link model."""
+        strength = np.eye(len(self.prior)) * self.prior_strength
+        return {"information": strength, "moment": strength @ self.prior, "link_w": np.zeros_like(self.link_model.w),
+                "link_bias": np.zeros(1), "link_trained": np.zeros(1), "forget": np.array([self.forget]),
+                "samples": np.zeros(1)}
 
 
 register(StrategySpec("adaptive", "learns online which evidence to trust (Gouriten's neighbourhood sums, parent and "
