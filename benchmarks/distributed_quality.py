@@ -10,7 +10,9 @@ the strategy's parameters every K pages, `N:pP` N shards leasing with priority P
 options combine (`4:avg50:p0.5`).
 The `oracle` crawls the same seeds in the benchmark's engine, so AUC/oracle is the figure `focuscrawl bench`
 reports. Printed per crawl: pages, relevant pages (the benchmark's judge: held-out example pages do not
-count), harvest rate, AUC/oracle, wall-clock seconds; at the end the mean AUC/oracle per run spec.
+count), harvest rate, AUC/oracle, wall-clock seconds; at the end the mean AUC/oracle per run spec and per
+crawl seed, and each spec against the first one paired crawl by crawl (same protocol run and crawl seed).
+``--report`` prints that summary again from a finished ``--out`` folder's quality.json, without crawling.
 """
 
 from __future__ import annotations
@@ -36,7 +38,11 @@ def main() -> None:
     parser.add_argument("--crawl-seeds", default="0", help="the crawl settings' seeds, e.g. 0,1,2")
     parser.add_argument("--seeds", type=int, default=1, help="seed pages per run")
     parser.add_argument("--out")
+    parser.add_argument("--report", action="store_true", help="summarise --out's quality.json; crawl nothing")
     args = parser.parse_args()
+    if args.report:
+        report(json.loads((Path(args.out) / "quality.json").read_text()), args.topic)
+        return
 
     from focuscrawl.bench.protocol import load_topic
     from focuscrawl.bench.runner import ORACLE, crawl_once
@@ -88,10 +94,27 @@ def main() -> None:
                    "auc_oracle": round(auc / oracle.auc, 4) if oracle.auc else None, "seconds": round(elapsed, 1)}
             results.append(row)
             print(json.dumps(row), flush=True)
-    for spec in args.runs.split():
-        ratios = [r["auc_oracle"] for r in results if r["run"] == spec and r["auc_oracle"] is not None]
-        print(f"{args.topic} {spec}: mean AUC/oracle {statistics.mean(ratios):.4f} over {len(ratios)} runs", flush=True)
     (out / "quality.json").write_text(json.dumps(results, indent=1) + "\n")
+    report(results, args.topic)
+
+
+def report(results: list[dict], topic: str) -> None:
+    """Mean AUC/oracle per run spec, per crawl seed, and each spec against the first, paired crawl by crawl."""
+    specs = list(dict.fromkeys(r["run"] for r in results))
+    for spec in specs:
+        ratios = [r["auc_oracle"] for r in results if r["run"] == spec and r["auc_oracle"] is not None]
+        print(f"{topic} {spec}: mean AUC/oracle {statistics.mean(ratios):.4f} over {len(ratios)} runs", flush=True)
+    for seed in sorted({r["crawl_seed"] for r in results}):
+        means = [statistics.mean(r["auc_oracle"] for r in results if r["run"] == spec and r["crawl_seed"] == seed
+                                 and r["auc_oracle"] is not None) for spec in specs]
+        print(f"{topic} crawl seed {seed}: " + ", ".join(f"{s} {m:.3f}" for s, m in zip(specs, means)))
+    first = {(r["protocol_run"], r["crawl_seed"]): r["auc_oracle"] for r in results if r["run"] == specs[0]}
+    for spec in specs[1:]:
+        diffs = [r["auc_oracle"] - first[(r["protocol_run"], r["crawl_seed"])] for r in results
+                 if r["run"] == spec and first.get((r["protocol_run"], r["crawl_seed"])) is not None
+                 and r["auc_oracle"] is not None]
+        print(f"{topic} {spec} - {specs[0]}, paired: mean {statistics.mean(diffs):+.4f}, higher in "
+              f"{sum(d > 0 for d in diffs)}, lower in {sum(d < 0 for d in diffs)} of {len(diffs)}")
 
 
 if __name__ == "__main__":
