@@ -108,9 +108,10 @@ class CrawlConfig(RunSettings):
     ray_address: str | None = Field(None, description="distributed crawl: join this Ray cluster (ray start "
                                                       "--head) instead of starting a local runtime")
     lease_pages: int = Field(16, gt=0, description="distributed crawl: pages of the budget a shard leases at a time")
-    average_every: int = Field(0, ge=0, description="distributed crawl: combine the strategy's learned parameters "
-                                                    "across shards every N pages (adaptive pools what the shards "
-                                                    "learned, tres averages its network; 0: never)")
+    average_every: int | None = Field(None, ge=0, description="distributed crawl: combine the strategy's learned "
+                                      "parameters across shards every N pages (adaptive pools what the shards "
+                                      "learned, tres averages its network; 0: never; None: the strategy's own "
+                                      "choice, Policy.combine_every: adaptive 100, the others never)")
     # 0.9 chosen on the suite's WebKB tuning rows (course, student) at N=4; docs/results.md, section 9
     lease_priority: float = Field(0.9, ge=0, le=1, description="distributed crawl: a shard leases pages only "
                                   "while its outlook (its policy's recent scores, else its pages' relevance) is "

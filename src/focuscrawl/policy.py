@@ -41,7 +41,8 @@ the parent page as the other shard fetched it, with only the links this shard ow
 as ``observe`` does (memo None, as for a URL the policy did not select); a strategy that must not learn from
 a page it did not fetch overrides ``adopt`` to only add the links. A single-process crawl never calls it.
 A strategy whose learning fits in a few arrays may expose them (``parameters`` / ``load_parameters``): a
-distributed crawl with ``average_every`` set averages them across shards (adaptive does).
+distributed crawl combines them across shards (``combine_parameters``: an average by default, a pooling for
+adaptive) every ``average_every`` pages, by default every ``combine_every`` pages of the strategy's own.
 
 Optional: ``diagnostics()`` returns numbers worth showing about the policy's internals (tree leaves,
 epsilon, ...), read by ``focuscrawl bench-policy`` and progress displays.
@@ -97,6 +98,10 @@ class Policy(ABC):
     def adopt(self, observation: Observation) -> None:
         """Add the links another shard found (``observation.foreign``) to the frontier. Default: ``observe``."""
         self.observe(observation)
+
+    # Pages between two combinations of the shards' parameters when the settings do not say (0: never). Chosen
+    # by measurement: adaptive's pooling helps at N=4 (docs/results.md, section 9), tres's averaging hurts.
+    combine_every: int = 0
 
     def parameters(self) -> dict[str, np.ndarray] | None:
         """Learned parameters a distributed crawl may share across shards (None: nothing to share)."""

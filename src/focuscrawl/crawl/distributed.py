@@ -470,6 +470,8 @@ class DistributedCrawler:
         self.restarted_shards = 0
         self.averaging_rounds = 0
         self._averaged_at = 0
+        self._policy_class: type | None = None  # crawl() resolves the strategy
+        self._combine_every = 0
 
     @classmethod
     def resume(cls, out: str | Path, **overrides) -> DistributedCrawler:
@@ -541,6 +543,10 @@ class DistributedCrawler:
             raise FileNotFoundError(f"topic directory {config.topic} not found" if config.topic else
                                     "a crawl needs a topic directory (see `focuscrawl topic init`)")
         check_strategies(config, [config.strategy])
+        # how the shards' learned parameters combine, and how often (the settings', else the strategy's choice)
+        self._policy_class = resolve(config.strategy).spec.factory
+        self._combine_every = (config.average_every if config.average_every is not None
+                               else getattr(self._policy_class, "combine_every", 0))
         self._owns_ray = False
         ray = require_ray()
         topic = load_topic_dir(config.topic)
@@ -646,7 +652,7 @@ class DistributedCrawler:
                     outgoing[k] = messages
             routed = self._route(ray, outgoing, answered)
             self._update_stats([s for s in statuses if s is not None])
-            every = self.config.average_every
+            every = self._combine_every
             if every and len(answered) == self.workers and self.stats.steps - self._averaged_at >= every:
                 self._average(ray)
             if on_poll is not None:
@@ -668,9 +674,7 @@ class DistributedCrawler:
             return
         if len(shared) < 2:
             return
-        factory = resolve(self.config.strategy).spec.factory
-        combine = getattr(factory, "combine_parameters", Policy.combine_parameters)
-        average = combine(shared)
+        average = getattr(self._policy_class, "combine_parameters", Policy.combine_parameters)(shared)
         self.averaging_rounds += 1
         message_id = f"{PARAMETERS_PREFIX}{time.time_ns()}"
         refs = [shard.load_parameters.remote(message_id, average) for shard in self.shards]

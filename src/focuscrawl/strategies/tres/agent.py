@@ -243,7 +243,7 @@ class TresPolicy(Policy):
     def on_host_capped(self, host: str) -> None:
         self.frontier.remove_host(host)
 
-    # -- learning across shards (distributed crawls with average_every) --------------------------------
+    # -- learning across shards (distributed crawls with -s average_every=K: off by default) ----------
     def parameters(self) -> dict[str, np.ndarray] | None:
         """The online Q-network's weights (one flat vector); each shard keeps its own target network, Adam
         moments and replay buffer. None for selectors that learn nothing."""
