@@ -241,6 +241,19 @@ def loaded_vectors_fingerprints() -> list[str]:
     return sorted({vectors.fingerprint for vectors in _LOADED.values()})
 
 
+@contextlib.contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Run torch on ``n`` threads here only, so that other torch users in the process keep their setting."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
 class SentenceEncoder:
     """The packaged all-MiniLM-L6-v2 sentence transformer itself, on CPU: unit-length embeddings of texts.
 
@@ -264,8 +277,6 @@ class SentenceEncoder:
         self._memo: dict[str, np.ndarray] = {}
 
     def embed(self, texts: Sequence[str], max_chars: int = 2000) -> np.ndarray:
-        from focuscrawl.topic.neural import torch_threads
-
         texts = [t[:max_chars] for t in texts]
         missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
         if missing:

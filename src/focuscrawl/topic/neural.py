@@ -27,8 +27,7 @@ runs on 1 thread (shared 2-core machines; it also keeps results bit-for-bit repr
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -37,7 +36,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from focuscrawl.topic.embeddings import VECTORS_VERSION, WordVectors, load_word_vectors
+from focuscrawl.topic.embeddings import VECTORS_VERSION, WordVectors, load_word_vectors, torch_threads
 from focuscrawl.topic.keywords import KeywordSet, expand_keywords
 from focuscrawl.topic.text import STOPWORDS, words
 from focuscrawl.types import TopicInputs
@@ -59,17 +58,6 @@ class BiLSTMConfig:
     dropout: float = 0.2
     threads: int = 1
     extra: dict = field(default_factory=dict)
-
-
-@contextlib.contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Run torch on ``n`` threads here only, so that other torch users in the process keep their setting."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 class KwBiLSTMNet(nn.Module):
