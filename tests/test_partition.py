@@ -131,6 +131,23 @@ def test_the_coordinator_never_grants_beyond_the_budget_and_shares_it_until_ever
     assert coordinator.claimed() == 100 and coordinator.lease(1, 50, 1) == 0
 
 
+def test_a_resumed_coordinator_reserves_for_shards_whose_predecessors_may_still_commit(monkeypatch):
+    """A killed driver's shards can commit the pages they held leased after the new driver counted their
+    stores; until a shard reports its own count, the coordinator assumes it holds a lease more."""
+    from focuscrawl.crawl import distributed
+    from focuscrawl.crawl.distributed import Coordinator
+
+    clock = [0.0]
+    monkeypatch.setattr(distributed.time, "monotonic", lambda: clock[0])
+    coordinator = Coordinator(80, {0: 20, 1: 20}, workers=2, reserve=24)
+    clock[0] = Coordinator.STARTUP_S + 1  # a slow start: the start-up share no longer applies
+    first = coordinator.lease(0, 20, 100)
+    assert first == 80 - 20 - 20 - 24
+    second = coordinator.lease(1, 27, 100)  # shard 1's predecessor committed 7 pages after the count
+    assert 20 + first + 27 + second <= 80
+    assert Coordinator(80, {0: 0, 1: 0}, workers=2, reserve=24).reserve == 0, "a fresh crawl has no predecessors"
+
+
 def test_with_priority_the_budget_goes_to_shards_finding_relevant_pages(monkeypatch):
     from focuscrawl.crawl import distributed
     from focuscrawl.crawl.distributed import Coordinator

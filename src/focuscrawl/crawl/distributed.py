@@ -123,7 +123,10 @@ class Coordinator:
     leased; the claims never add up to more than the budget, so neither do the pages fetched.
 
     Its state is the shards' claims, rebuilt by a resumed driver from the shards' stores (their committed
-    pages): nothing of it needs to survive the driver."""
+    pages): nothing of it needs to survive the driver. Those counts may be stale: a killed driver's shards
+    can still commit the pages they held leased while they die. So in a resumed crawl each shard that has
+    not asked yet (and so not reported its own count, read once its predecessor has let go of its store)
+    is assumed to hold ``reserve`` more pages than the driver counted."""
 
     # Until every shard has asked once (or this long has passed), none may claim more than its share of
     # the budget: the first shard up must not take a small budget before the others have started.
@@ -134,9 +137,10 @@ class Coordinator:
     ASKING_S = 2.0
 
     def __init__(self, budget: int, committed: dict[int, int], inputs: tuple | None = None, workers: int = 1,
-                 priority: float = 0.0):
+                 priority: float = 0.0, reserve: int = 0):
         self.budget = budget
         self.claims = dict(committed)
+        self.reserve = reserve if any(committed.values()) else 0  # a fresh crawl has no predecessors
         self._inputs = inputs
         self.workers = workers
         self.priority = priority
@@ -166,7 +170,8 @@ class Coordinator:
         self._asked.add(shard)
         # a shard giving its lease back (want 0: its frontier is spent) stops competing at once
         self.outlooks[shard] = (outlook, now if want else -math.inf)
-        grant = max(0, min(want, self.budget - sum(self.claims.values())))
+        unreported = self.reserve * sum(1 for k in self.claims if k not in self._asked)
+        grant = max(0, min(want, self.budget - sum(self.claims.values()) - unreported))
         if self.priority and grant and outlook is not None:
             # Where the outlook lies between the worst and the best asking shard's: scores have no common
             # scale or sign (adaptive's predictions go below 0), so a ratio to the best would mean nothing.
@@ -597,7 +602,9 @@ class DistributedCrawler:
     def _start_actors(self, ray, config, topic, seeds, classifier, hosts, committed) -> None:
         name = f"focuscrawl-coordinator-{os.getpid()}-{time.time_ns()}"
         self.coordinator = ray.remote(num_cpus=0)(Coordinator).options(name=name).remote(
-            config.budget, committed, (topic, seeds, classifier, hosts), self.workers, config.lease_priority)
+            config.budget, committed, (topic, seeds, classifier, hosts), self.workers, config.lease_priority,
+            # what a shard can hold leased (a lease, refilled at half) plus its fetches in flight
+            reserve=config.lease_pages + config.lease_pages // 2 + config.concurrency)
         shard_actor = ray.remote(Shard)
         self.shards = []
         for k in range(self.workers):
