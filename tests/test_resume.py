@@ -349,3 +349,42 @@ def test_loopback_http_crawl_matches_engine_run(tiny_web, tmp_path):
     assert urls == [e.url for e in events]
     assert check_run_folder(tmp_path / "run") == urls
     _check_warc(tmp_path / "run" / "crawl.warc.gz", urls)  # real response headers and bodies
+
+
+@pytest.mark.parametrize("strategy, options", [
+    ("adaptive", {}), ("best-first", {}), ("tres", {"explore_steps": 3, "batch_size": 8}), ("lr-sl", {}),
+    ("mab-var", {}), ("han-sync", {}), ("hybrid-decay", {})])
+def test_a_policy_restored_mid_crawl_selects_as_the_live_one(strategy, options):
+    """A checkpoint is a pickle of the policy mid-crawl, learning under way: the restored copy must make the
+    same next selections with the same scores. (TRES's network once came back as frozen copies of its
+    weights.)"""
+    from focuscrawl.bench.protocol import load_topic
+    from focuscrawl.builder import Classifiers, build_crawl
+    from focuscrawl.config import RunSettings
+    from focuscrawl.web import embedded_web_dir
+    from focuscrawl.web.store import OfflineWeb
+
+    web = OfflineWeb(embedded_web_dir())
+    topic = load_topic(web, "subject.Science.Biology")
+    settings = RunSettings(budget=150, seed=3, options={strategy: options})
+
+    def crawl():
+        return build_crawl(settings, strategy, topic.inputs, topic.seeds_for_run(0, 1),
+                           classifiers=Classifiers(topic.inputs, 0), judge=topic.truth).engine
+
+    live = crawl()
+    for _ in range(40):
+        _step(live, web)
+    restored = crawl()
+    restored.restore(live.snapshot())
+    steps = [(_step(live, web), _step(restored, web)) for _ in range(60)]
+    assert all(a == b for a, b in steps)
+    assert sum(a is not None for a, _ in steps) == 60
+
+
+def _step(engine, web):
+    selection = engine.next_selection()
+    if selection is None:
+        return None
+    engine.record(selection.url, web.fetch(selection.url))
+    return selection.url, selection.score
