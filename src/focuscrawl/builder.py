@@ -21,7 +21,7 @@ from focuscrawl.config import RunSettings, strategy_options
 from focuscrawl.engine import CrawlEngine, DomainCap, EventSink
 from focuscrawl.policy import CrawlContext, Policy
 from focuscrawl.strategies import Resolved, resolve
-from focuscrawl.topic.models import train_relevance_model
+from focuscrawl.topic.models import ModelOptions, train_relevance_model
 from focuscrawl.topic.relevance import MemoizedRelevance
 from focuscrawl.types import RelevanceModel, TopicInputs
 
@@ -44,7 +44,7 @@ class Classifiers:
 
     def get(self, name: str) -> RelevanceModel:
         if name not in self._models:
-            self._models[name] = train_relevance_model(name, self.topic, self.seed, page_encoder=self.page_encoder)
+            self._models[name] = train_relevance_model(name, self.topic, self.seed, ModelOptions(self.page_encoder))
         return self._models[name]
 
     def for_crawl(self, name: str) -> RelevanceModel:

@@ -37,7 +37,7 @@ from focuscrawl.storage import (
 from focuscrawl.storage.harvest import plot_harvest_csv
 from focuscrawl.storage.repair import RepairReport, check_store, repair_run_folder
 from focuscrawl.storage.state import StoreDamagedError
-from focuscrawl.topic.models import train_relevance_model
+from focuscrawl.topic.models import ModelOptions, train_relevance_model
 from focuscrawl.types import RelevanceModel, TopicInputs
 
 MODEL_FILE = "model.pkl"
@@ -141,7 +141,7 @@ class RunFolder:
                     return pickle.load(fh)
             except Exception:  # noqa: BLE001 - retraining is deterministic, so a bad file is only slower
                 pass
-        model = train_relevance_model(name, topic, seed, page_encoder=page_encoder)
+        model = train_relevance_model(name, topic, seed, ModelOptions(page_encoder))
         tmp = path.with_suffix(".tmp")
         with open(tmp, "wb") as fh:
             pickle.dump(model, fh, protocol=pickle.HIGHEST_PROTOCOL)
