@@ -159,7 +159,7 @@ def test_one_shard_at_concurrency_one_crawls_as_the_single_process_crawl(site, l
 
 
 def test_a_shard_killed_mid_crawl_is_restarted_and_nothing_is_lost_or_fetched_twice(site, local_ray):
-    """Also: learning across shards (parameter averaging) survives the restarts, replayed from the stores."""
+    """Also: learning across shards (adaptive's pooled parameters) survives the restarts, replayed from the stores."""
     from focuscrawl.crawl.distributed import DistributedCrawler
 
     root, server = site
@@ -176,7 +176,7 @@ def test_a_shard_killed_mid_crawl_is_restarted_and_nothing_is_lost_or_fetched_tw
             ray.kill(crawler.shards[shard], no_restart=False)
 
     settings = _settings(root, server, out=root / "killed", budget=100, workers=2, concurrency=1,
-                         strategy="adaptive", average_every=10)  # a restarted shard replays averaged parameters too
+                         strategy="adaptive", average_every=10)  # a restarted shard replays pooled parameters too
     settings["fetch"] = {"min_delay": 0.25}  # slow (about 8 pages/s) for three restarts well before the budget
     summary = DistributedCrawler(**settings).crawl(on_poll=kill_shard)
     # three kills unless a loaded machine restarts shards so slowly that the crawl is near its budget first
