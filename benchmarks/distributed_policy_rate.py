@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from distributed_rate import crawl_command, make_topic  # noqa: E402
+from distributed_rate import add_crawl_arguments, crawl_command, make_topic  # noqa: E402
 
 
 def rate(rows: list[dict], at: int) -> tuple[int, float]:
@@ -47,20 +47,14 @@ def rate(rows: list[dict], at: int) -> tuple[int, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--workers", default="1,2", help="0: the single-process crawl")
+    add_crawl_arguments(parser, workers="1,2", budget=70_000, concurrency=1, strategy="tres")
     parser.add_argument("--pages", type=int, default=1_500_000)
     parser.add_argument("--hosts", type=int, default=2000)
     parser.add_argument("--topics", type=int, default=2)
     parser.add_argument("--out-degree", type=float, default=30.0)
-    parser.add_argument("--budget", type=int, default=70_000)
     parser.add_argument("--at", default="500000,800000,900000,1000000",
                         help="frontier sizes from which pages are timed (comma-separated)")
     parser.add_argument("--tail", type=int, default=30_000, help="also time the last this many pages")
-    parser.add_argument("--concurrency", type=int, default=1)
-    parser.add_argument("--strategy", default="tres")
-    parser.add_argument("--set", "-s", action="append", default=[], metavar="KEY=VALUE",
-                        help="a crawl setting for the distributed runs, e.g. lease_priority=0 (repeatable)")
-    parser.add_argument("--out")
     args = parser.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix="distributed-policy-rate-"))
     web_dir = out / "bigweb"

@@ -37,6 +37,18 @@ def make_topic(web_dir: Path, topic_dir: Path) -> None:
     write_topic_dir(topic_dir, replace(topic.inputs, seeds=topic.seeds_for_run(0, 5)))
 
 
+def add_crawl_arguments(parser: argparse.ArgumentParser, *, workers: str, budget: int, concurrency: int,
+                        strategy: str) -> None:
+    """The options ``crawl_command`` reads (and ``--workers``, ``--out``), with a script's defaults."""
+    parser.add_argument("--workers", default=workers, help="0: the single-process crawl")
+    parser.add_argument("--budget", type=int, default=budget)
+    parser.add_argument("--concurrency", type=int, default=concurrency)
+    parser.add_argument("--strategy", default=strategy)
+    parser.add_argument("--set", "-s", action="append", default=[], metavar="KEY=VALUE",
+                        help="a crawl setting for the distributed runs, e.g. lease_priority=0 (repeatable)")
+    parser.add_argument("--out")
+
+
 def crawl_command(source: list[str], topic_dir: Path, run: Path, args: argparse.Namespace, workers: int) -> list[str]:
     """The `focuscrawl crawl` command of one run: ``source`` says what it crawls (``--hosts-map`` or ``--web``),
     ``args`` its budget, concurrency, strategy and, for ``workers`` > 0, the distributed settings."""
@@ -50,16 +62,10 @@ def crawl_command(source: list[str], topic_dir: Path, run: Path, args: argparse.
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--workers", default="0,1,2", help="0: the single-process crawl")
+    add_crawl_arguments(parser, workers="0,1,2", budget=1500, concurrency=8, strategy="best-first")
     parser.add_argument("--pages", type=int, default=20000)
     parser.add_argument("--hosts", type=int, default=2000)
     parser.add_argument("--latency-ms", type=float, default=50.0)
-    parser.add_argument("--budget", type=int, default=1500)
-    parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--strategy", default="best-first")
-    parser.add_argument("--set", "-s", action="append", default=[], metavar="KEY=VALUE",
-                        help="a crawl setting for the distributed runs, e.g. lease_priority=0.9 (repeatable)")
-    parser.add_argument("--out")
     args = parser.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix="distributed-rate-"))
     web_dir = out / "web"
