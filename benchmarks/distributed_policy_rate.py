@@ -1,7 +1,7 @@
 """Pages/s of `focuscrawl crawl --workers N` when the policy, not the fetcher, bounds the crawl: a 1M-URL frontier.
 
-    python benchmarks/distributed_policy_rate.py --workers 1 --budget 130000 --out runs/policy-rate
-    python benchmarks/distributed_policy_rate.py --workers 2 --budget 130000 -s lease_priority=0 --out runs/policy-rate
+    python benchmarks/distributed_policy_rate.py --workers 1,2 --pages 3000000 --budget 80000 \
+        -s lease_priority=0 --out runs/policy-rate-3m
 
 (Re-running a command on its finished run folder only reports again.)
 
@@ -47,8 +47,9 @@ def rate(rows: list[dict], at: int) -> tuple[int, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    add_crawl_arguments(parser, workers="1,2", budget=70_000, concurrency=1, strategy="tres")
-    parser.add_argument("--pages", type=int, default=1_500_000)
+    add_crawl_arguments(parser, workers="1,2", budget=80_000, concurrency=1, strategy="tres")
+    parser.add_argument("--pages", type=int, default=3_000_000,
+                        help="web size; with 1.5M the topic is mostly met before the frontier holds 1M URLs")
     parser.add_argument("--hosts", type=int, default=2000)
     parser.add_argument("--topics", type=int, default=2)
     parser.add_argument("--out-degree", type=float, default=30.0)
