@@ -4,6 +4,8 @@ What issue 14 asks of topics from a few words: the dev suite run with keywords o
 suite with example texts (A), each strategy against itself, median over rows (and per half).
 
     python benchmarks/suite_ratio.py runs/suite-dev runs/suite-dev-keywords [--strategy adaptive,best-first]
+
+B may be several folders (say a suite's tuning and held-out halves run apart): their rows are read together.
 """
 
 from __future__ import annotations
@@ -34,11 +36,12 @@ def halves(folder: Path) -> dict[str, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("a", type=Path, help="the reference suite folder (e.g. with example texts)")
-    parser.add_argument("b", type=Path, help="the compared suite folder (e.g. keywords only)")
+    parser.add_argument("b", type=Path, nargs="+", help="the compared suite folder(s) (e.g. keywords only)")
     parser.add_argument("--strategy", default="", help="comma-separated (default: every strategy in both)")
     args = parser.parse_args()
-    a, b = row_means(args.a), row_means(args.b)
-    half = halves(args.a) or halves(args.b)
+    a = row_means(args.a)
+    b = {row: means for folder in args.b for row, means in row_means(folder).items()}
+    half = halves(args.a) or {row: h for folder in args.b for row, h in halves(folder).items()}
     rows = [r for r in a if r in b]
     strategies = [s for s in args.strategy.split(",") if s] or sorted(
         {s for r in rows for s in a[r] if s in b[r] and "oracle" not in s})
