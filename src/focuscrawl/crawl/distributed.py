@@ -34,7 +34,7 @@ from hashlib import blake2b
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.builder import Classifiers, build_crawl, check_strategies, reward_model_for
+from focuscrawl.builder import Classifiers, build_crawl, check_strategies, make_strategy_policy, reward_model_for
 from focuscrawl.config import CrawlConfig, read_effective_config
 from focuscrawl.crawl.api import RunStats, crawl_config, make_fetcher
 from focuscrawl.crawl.driver import CrawlDriver
@@ -44,7 +44,6 @@ from focuscrawl.engine import CrawlEngine
 from focuscrawl.policy import Policy
 from focuscrawl.storage import HARVEST_FILE, PAGES_FILE, STATE_FILE, StateStore
 from focuscrawl.storage.harvest import COLUMNS, plot_harvest_csv
-from focuscrawl.strategies import resolve
 from focuscrawl.topic.extras import MissingExtra
 from focuscrawl.topic.topic_dir import load_topic_dir
 from focuscrawl.types import ForeignLinks, Link, Page, TopicInputs
@@ -93,8 +92,6 @@ def apply_message(engine: CrawlEngine, message_id: str, blob: bytes) -> int:
         engine.policy.load_parameters(pickle.loads(blob))
         return 0
     return engine.adopt(decode_links(blob))
-
-
 
 
 def decode_links(blob: bytes) -> ForeignLinks:
@@ -398,7 +395,7 @@ class Shard:
         return None if parameters is None or committed == 0 else (committed, parameters)
 
     async def load_parameters(self, message_id: str, parameters: dict) -> None:
-        """Averaged parameters from the driver: loaded and logged as a message, so a replay loads them again."""
+        """Combined parameters from the driver: loaded and logged as a message, so a replay loads them again."""
         await self._ensure_started()
         if not self.store.has_message(message_id):
             self.engine.policy.load_parameters(parameters)
@@ -474,8 +471,8 @@ class DistributedCrawler:
         self._stop_requested = 0
         self.restarted_shards = 0
         self.averaging_rounds = 0
-        self._averaged_at = 0
-        self._policy_class: type | None = None  # crawl() resolves the strategy
+        self._combined_at = 0
+        self._policy_class: type[Policy] | None = None  # crawl() builds the strategy's policy once to learn it
         self._combine_every = 0
 
     @classmethod
@@ -549,9 +546,10 @@ class DistributedCrawler:
                                     "a crawl needs a topic directory (see `focuscrawl topic init`)")
         check_strategies(config, [config.strategy])
         # how the shards' learned parameters combine, and how often (the settings', else the strategy's choice)
-        self._policy_class = resolve(config.strategy).spec.factory
+        # A strategy's factory may be a function (presets, `module:attribute` names): the class is the policy's.
+        self._policy_class = type(make_strategy_policy(config, config.strategy))
         self._combine_every = (config.average_every if config.average_every is not None
-                               else getattr(self._policy_class, "combine_every", 0))
+                               else self._policy_class.combine_every)
         self._owns_ray = False
         ray = require_ray()
         topic = load_topic_dir(config.topic)
@@ -571,7 +569,7 @@ class DistributedCrawler:
             committed = {k: self._committed(k) for k in range(self.workers)}
             resumed = sum(committed.values())
             self.stats = DistributedStats(steps=resumed, resumed_steps=resumed)
-            self._averaged_at = resumed
+            self._combined_at = resumed
             ray = self._init_ray()
             try:
                 self._start_actors(ray, config, topic, seeds, classifier, hosts, committed)
@@ -660,8 +658,8 @@ class DistributedCrawler:
             routed = self._route(ray, outgoing, answered)
             self._update_stats([s for s in statuses if s is not None])
             every = self._combine_every
-            if every and len(answered) == self.workers and self.stats.steps - self._averaged_at >= every:
-                self._average(ray)
+            if every and len(answered) == self.workers and self.stats.steps - self._combined_at >= every:
+                self._combine(ray)
             if on_poll is not None:
                 on_poll(self)
             if len(answered) == self.workers:
@@ -671,20 +669,20 @@ class DistributedCrawler:
                     return "frontier"
             time.sleep(self.POLL_S)
 
-    def _average(self, ray) -> None:
+    def _combine(self, ray) -> None:
         """One round of learning across shards: the shards' parameters, combined by their policy's
         ``combine_parameters`` (an average, or for ``adaptive`` a pooling), loaded by every shard."""
-        self._averaged_at = self.stats.steps
+        self._combined_at = self.stats.steps
         try:
             shared = [p for p in ray.get([shard.parameters.remote() for shard in self.shards], timeout=120) if p]
         except Exception:  # noqa: BLE001 - a shard died meanwhile: next round
             return
         if len(shared) < 2:
             return
-        average = getattr(self._policy_class, "combine_parameters", Policy.combine_parameters)(shared)
+        combined = self._policy_class.combine_parameters(shared)
         self.averaging_rounds += 1
         message_id = f"{PARAMETERS_PREFIX}{time.time_ns()}"
-        refs = [shard.load_parameters.remote(message_id, average) for shard in self.shards]
+        refs = [shard.load_parameters.remote(message_id, combined) for shard in self.shards]
         for ref in refs:
             try:
                 ray.get(ref, timeout=120)
