@@ -5,7 +5,8 @@ suite with example texts (A), each strategy against itself, median over rows (an
 
     python benchmarks/suite_ratio.py runs/suite-dev runs/suite-dev-keywords [--strategy adaptive,best-first]
 
-B may be several folders (say a suite's tuning and held-out halves run apart): their rows are read together.
+B may be several folders (say a suite's tuning and held-out halves run apart, or strategies run apart): their
+rows are read together.
 """
 
 from __future__ import annotations
@@ -40,7 +41,10 @@ def main() -> None:
     parser.add_argument("--strategy", default="", help="comma-separated (default: every strategy in both)")
     args = parser.parse_args()
     a = row_means(args.a)
-    b = {row: means for folder in args.b for row, means in row_means(folder).items()}
+    b: dict[str, dict[str, float]] = {}
+    for folder in args.b:  # a row's strategies may come from several folders (a later one wins a strategy)
+        for row, means in row_means(folder).items():
+            b.setdefault(row, {}).update(means)
     half = halves(args.a) or {row: h for folder in args.b for row, h in halves(folder).items()}
     rows = [r for r in a if r in b]
     strategies = [s for s in args.strategy.split(",") if s] or sorted(

@@ -49,6 +49,22 @@ def test_calibration_follows_the_pages_seen_and_examples_come_from_zero_shot_onl
                if zero_shot[i] >= model.confident or zero_shot[i] <= 1 - model.confident)
 
 
+def test_a_less_similar_text_is_never_more_likely_relevant(vectors):
+    # A fit like Citizenship's on the dev suite: the relevant component wider than the other. The mixture's
+    # own posterior turns back below the other component (the least similar pages came out relevant).
+    model = KeywordRelevance("birds", vectors=vectors)
+    model.mixture = (0.5, 0.27, 0.16, 0.21, 0.09)
+    z = np.linspace(-0.5, 1.0, 301)
+    assert model._responsibility(np.array([-0.5]), model.mixture)[0] > 0.9, "the raw mixture turns back"
+    p = model._posterior(z)
+    assert (np.diff(p) >= 0).all() and p[0] < 0.5
+    model.mixture = (0.5, 0.27, 0.05, 0.0, 0.2)  # the relevant component narrower: it turns back above
+    p = model._posterior(z)
+    assert (np.diff(p) >= 0).all() and p[-1] > 0.5
+    model.mixture = model._prior_mixture()  # equal spreads: the mixture's posterior as it is
+    assert np.allclose(model._posterior(z), model._responsibility(z, model.mixture))
+
+
 def test_a_crawl_of_the_same_pages_gives_the_same_model(vectors):
     a = KeywordRelevance("birds", vectors=vectors, min_pages=4, refit_every=2)
     b = KeywordRelevance("birds", vectors=vectors, min_pages=4, refit_every=2)

@@ -20,7 +20,8 @@ the crawl:
    So the probability is the posterior of a two-component Gaussian mixture over the similarities of the
    pages fetched so far, refitted by EM every ``refit_every`` pages: one component for relevant pages, one
    for the rest. Until ``min_pages`` pages are seen (and whenever the fit collapses) a prior mixture
-   stands in: relevant pages at ``prior_relevant`` similarity, others at ``prior_other``.
+   stands in: relevant pages at ``prior_relevant`` similarity, others at ``prior_other``. The posterior is
+   held monotone in the similarity (``_posterior``): a less similar text is never more likely relevant.
 3. **Self-training.** Pages whose zero-shot posterior is confident (``>= confident`` or ``<= 1 -
    confident``) become training examples of a TF-IDF + logistic regression model, the example-based
    classifier a user with labelled pages would have; it is retrained every ``retrain_every`` new examples
@@ -184,7 +185,17 @@ class KeywordRelevance:
         return 1.0 / (1.0 + np.exp(np.clip(log0 - log1, -50, 50)))
 
     def _posterior(self, z: np.ndarray) -> np.ndarray:
-        return self._responsibility(np.asarray(z, dtype=float), self.mixture)
+        """P(relevant | similarity z), made monotone in z: with unequal spreads the mixture's log-odds are
+        a parabola, and past its vertex the posterior turns back (the relevant component is the wider one on
+        every dev-suite topic, so the web's least similar pages came out likely relevant: .99 on Citizenship).
+        Past the vertex the posterior is held at its value there; EM keeps the true responsibilities."""
+        z = np.asarray(z, dtype=float)
+        w, m1, s1, m0, s0 = self.mixture
+        curvature = 1.0 / s0**2 - 1.0 / s1**2  # twice the log-odds' second derivative
+        if curvature != 0.0:
+            vertex = (m0 / s0**2 - m1 / s1**2) / curvature
+            z = np.maximum(z, vertex) if curvature > 0 else np.minimum(z, vertex)
+        return self._responsibility(z, self.mixture)
 
     def _retrain(self) -> None:
         labels = [y for _, y in self.examples]
