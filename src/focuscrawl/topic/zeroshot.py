@@ -187,10 +187,11 @@ class KeywordRelevance:
     def _posterior(self, z: np.ndarray) -> np.ndarray:
         """P(relevant | similarity z), made monotone in z: with unequal spreads the mixture's log-odds are
         a parabola, and past its vertex the posterior turns back (the relevant component is the wider one on
-        every dev-suite topic, so the web's least similar pages came out likely relevant: .99 on Citizenship).
+        15 of the 16 dev-suite topics, so the web's least similar pages came out likely relevant: .99 on
+        Citizenship).
         Past the vertex the posterior is held at its value there; EM keeps the true responsibilities."""
         z = np.asarray(z, dtype=float)
-        w, m1, s1, m0, s0 = self.mixture
+        _, m1, s1, m0, s0 = self.mixture
         curvature = 1.0 / s0**2 - 1.0 / s1**2  # twice the log-odds' second derivative
         if curvature != 0.0:
             vertex = (m0 / s0**2 - m1 / s1**2) / curvature
