@@ -11,7 +11,7 @@ the benchmark) and the area under the relevant-pages curve. The ratio keywords /
 the figure issue 14 asks for (>= 0.9, median over topics); the oracle, the same for both, cancels out.
 
     python benchmarks/keywords_served.py webs [--rows REGEX] [--runs 2] [--budget 1000] [--strategy adaptive] \
-        [--description "Wikipedia articles about {keyword}"]
+        [--description "Wikipedia articles about {keyword}"] [--page-encoder]
 
 ``--description`` is the one-line description the keyword topic gets, ``{keyword}`` standing for the row's
 first keyword; ``--description ""`` gives none (keywords only, as ``bench -s keyword_only=true`` does).
@@ -38,10 +38,11 @@ from focuscrawl.web.store import OfflineWeb
 DEFAULT_ROWS = r"Physics|Countries|Religion|Citizenship"  # two tuning and two held-out rows, mid-sized topics
 
 
-def crawl_curve(topic_dir: Path, out: Path, hosts_map: Path, budget: int, strategy: str, relevant: frozenset[str]
-                ) -> tuple[int, float]:
+def crawl_curve(topic_dir: Path, out: Path, hosts_map: Path, budget: int, strategy: str, relevant: frozenset[str],
+                page_encoder: bool = False) -> tuple[int, float]:
     Crawler(topic=topic_dir, out=out, hosts_map=hosts_map, budget=budget, strategy=strategy, progress="none",
-            plot=False, concurrency=4, fetch={"min_delay": 0.0, "per_host_concurrency": 4}).crawl()
+            plot=False, concurrency=4, fetch={"min_delay": 0.0, "per_host_concurrency": 4},
+            page_encoder=page_encoder).crawl()
     found, area = 0, 0.0
     for line in (out / "pages.jsonl").read_text().splitlines():
         page = json.loads(line)
@@ -58,6 +59,8 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=1000)
     parser.add_argument("--strategy", default="adaptive")
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--page-encoder", action="store_true",
+                        help="the keyword topic's pages judged by the MiniLM transformer too (needs the neural extra)")
     parser.add_argument("--description", default="Wikipedia articles about {keyword}",
                         help="the keyword topic's description; {keyword} is the row's first keyword; '' for none")
     args = parser.parse_args()
@@ -91,7 +94,8 @@ def main() -> None:
                 results = {}
                 for kind in ("examples", "keywords"):
                     results[kind] = crawl_curve(work / "topics" / f"{slug}-{kind}", work / "runs" / f"{slug}-{kind}",
-                                                hosts_map, args.budget, args.strategy, bench.truth.relevant)
+                                                hosts_map, args.budget, args.strategy, bench.truth.relevant,
+                                                args.page_encoder)
                 for kind, (_, area) in results.items():
                     areas[kind].append(area)
                 ratio = results["keywords"][1] / max(results["examples"][1], 1.0)
