@@ -72,3 +72,15 @@ def family_submodels() -> AdaptivePolicy:
     from focuscrawl.strategies.adaptive import GRAPH
 
     return AdaptivePolicy(submodels=(GRAPH, ("parent", "anchor"), ("path", "words")))
+
+
+def bootstrapped_half() -> AdaptivePolicy:
+    """The model's target is a page's relevance plus half the best prediction among the links it opens (gamma
+    0.5): evidence of pages that lead to relevant ones (a department's home page, an index) earns credit, as
+    Han et al.'s SARSA value and TRES's Q-values give it."""
+    return AdaptivePolicy(gamma=0.5)
+
+
+def bootstrapped_strong() -> AdaptivePolicy:
+    """bootstrapped_half with gamma 0.8."""
+    return AdaptivePolicy(gamma=0.8)
