@@ -145,6 +145,24 @@ def test_local_evidence_groups_hosts_by_registered_domain():
     assert local == [1.0, 0.5, 0.0], "ox.ac.uk is one organisation; ac.uk is a public suffix, not a domain"
 
 
+def test_rare_evidence_is_one_minus_the_hosts_share_of_the_fetches():
+    topic = TopicInputs("birds", ["bird"], ["bird nest", "train station"], [1, 0])
+    policy = make_policy("adaptive", explore=0.0, window=0)
+    policy.reset(CrawlContext(topic=topic, classifier=Quarter(), seeds=["http://a.test/s"], budget=10, seed=0))
+    seed = policy.select()
+    links = [("http://a.test/1", "bird"), ("http://a.test/2", "bird"), ("http://b.test/3", "x")]
+    page = Page(seed.url, seed.url, 200, "text/html", "", "", [Link(u, a) for u, a in links])
+    policy.observe(Observation(0, seed, page, 0.9, 1.0, [Outlink(u, a, u.split("/")[2], True) for u, a in links]))
+    second = policy.select()
+    _observe(policy, second, 0.1, [])
+    assert second.url.startswith("http://a.test/"), "the model trusts nothing yet: the earliest discovered URL"
+    rare = {u: dict(zip(EVIDENCE, policy._evidence(np.array([policy.graph.ids[u]]))[0]))["rare"]
+            for u in ("http://a.test/1", "http://a.test/2", "http://b.test/3")}
+    assert rare["http://b.test/3"] == 1.0, "a host the crawl has not fetched from"
+    left = "http://a.test/2" if second.url == "http://a.test/1" else "http://a.test/1"
+    assert rare[left] == 0.0, "both fetches so far were a.test's"
+
+
 def test_submodels_compete_by_their_recent_error(tiny_web):
     """A submodel of some evidence is fitted beside the full model on the same targets, and the frontier is
     ranked by whichever predicted the crawl's recent pages better."""

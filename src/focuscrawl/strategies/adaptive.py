@@ -16,6 +16,10 @@ Every frontier URL carries the evidence that some strategy of the literature rel
     local            1 for a link within its parent's host, 0.5 within its parent's registered domain, else 0
     site             how often pages of its host were relevant so far (TRES's domain features)
     known            whether a page of its host was fetched successfully (TRES's "known domain")
+    rare             1 minus the share of the crawl's fetches its host has taken so far: a pull, if the crawl
+                     learns to trust it, towards hosts it has spent little on (docs/results.md, section 2:
+                     without it the crawl stayed on a large host of moderately relevant pages, WebKB's train
+                     university, while other strategies reached other departments)
 
 Which of them predicts relevance differs from web to web, and no single strategy wins everywhere
 (docs/results.md). So the policy fits, online, a linear model of the fetched pages' relevance (the
@@ -63,7 +67,7 @@ from focuscrawl.web.domains import registered_domain
 
 GRAPH = ("fl-deg", "fl-n", "fl-e", "fl-ne", "sl-n", "sl-e", "sl-ne")  # gouriten.graph's feature columns
 OWN = ("parent", "anchor", "words", "links", "path", "local")
-HOST = ("site", "known")  # read from the host's record when predicting, not stored per URL
+HOST = ("site", "known", "rare")  # read from the host's record when predicting, not stored per URL
 EVIDENCE = GRAPH + OWN + HOST
 SEED_EVIDENCE = (1.0, 1.0, 1.0, 0.5, 1.0, 1.0)
 HASH_BITS = 18
@@ -258,6 +262,11 @@ class AdaptivePolicy(Policy):
         mean = (self.relevant_total + 1.0) / (self.fetched_total + 2.0)
         return (self.host_relevant[hosts] + self.site_prior * mean) / (self.host_fetched[hosts] + self.site_prior)
 
+    def _rare(self, hosts: np.ndarray) -> np.ndarray:
+        """The ``rare`` evidence of each host: 1 - its share of the crawl's fetches (1 for a host not fetched yet;
+        0 for every URL of a one-host web, where it says nothing and the model learns no weight for it)."""
+        return 1.0 - self.host_fetched[hosts] / max(self.fetched_total, 1)
+
     def _column(self, ids: np.ndarray, column: int) -> np.ndarray:
         """One piece of evidence for each URL of ``ids``."""
         if column < len(GRAPH):
@@ -265,7 +274,10 @@ class AdaptivePolicy(Policy):
         if column < len(GRAPH) + len(OWN):
             return self.own[ids, column - len(GRAPH)]
         hosts = self.host[ids]  # one HOST column alone: exploring reads it for the whole frontier
-        return self._site(hosts) if EVIDENCE[column] == "site" else (self.host_ok[hosts] > 0).astype(float)
+        name = EVIDENCE[column]
+        if name == "rare":
+            return self._rare(hosts)
+        return self._site(hosts) if name == "site" else (self.host_ok[hosts] > 0).astype(float)
 
     def _evidence(self, ids: np.ndarray) -> np.ndarray:
         """The evidence of each URL, in EVIDENCE order: one row per id. Gathered into one preallocated matrix
@@ -275,8 +287,9 @@ class AdaptivePolicy(Policy):
         np.take(self.graph.features, ids, axis=0, out=x[:, :len(GRAPH)], mode="clip")
         np.take(self.own, ids, axis=0, out=x[:, len(GRAPH):len(GRAPH) + len(OWN)], mode="clip")
         hosts = np.take(self.host, ids, mode="clip")
-        x[:, -2] = self._site(hosts)
-        x[:, -1] = self.host_ok[hosts] > 0
+        x[:, -3] = self._site(hosts)
+        x[:, -2] = self.host_ok[hosts] > 0
+        x[:, -1] = self._rare(hosts)
         return x
 
     def _active_weights(self) -> np.ndarray:
