@@ -64,8 +64,11 @@ def test_adaptive_pools_what_shards_learned_as_one_learner_would(tiny_web):
     assert np.allclose(pooled["information"], info_a + info_b - prior)
     assert np.allclose(pooled["moment"], moment_a + moment_b - prior @ a.prior)
     assert np.allclose(pooled["link_w"], a.link_model.w + b.link_model.w)
+    assert int(pooled["fetched"][0]) == a.fetched_total + b.fetched_total
     for crawl in crawls:
         apply_message(crawl.engine, "avg:1", pickle.dumps(pooled))
+    assert (a.others_fetched, b.others_fetched) == (b.fetched_total, a.fetched_total), \
+        "rare: a host's share is of the whole crawl's fetches"
     assert np.allclose(a.model.w, b.model.w) and np.allclose(a.model.w, np.linalg.solve(
         info_a + info_b - prior, moment_a + moment_b - prior @ a.prior))
     again = AdaptivePolicy.combine_parameters([(10, a.parameters()), (30, b.parameters())])

@@ -193,6 +193,7 @@ class AdaptivePolicy(Policy):
         self.host_relevant = np.zeros(64)
         self.host_ok = np.zeros(64)
         self.fetched_total = self.relevant_total = 0
+        self.others_fetched = 0  # pages other shards of a distributed crawl had fetched at the last pooling
         self.ranking = Ranking(self.graph, self._predict, self.keep)
         self.anchor_cache: dict[str, float] = {}
         self.since_rerank = 0
@@ -211,7 +212,8 @@ class AdaptivePolicy(Policy):
         # A checkpoint written before the measured options existed resumes with them off.
         self.__dict__.update(learn_exploration=False, submodel_columns=[], submodels=[], model_error=np.zeros(1),
                              active=0, explored_pulls=np.zeros(len(EVIDENCE)),
-                             explored_relevance=np.zeros(len(EVIDENCE)), exploring={}, _pooled=None)
+                             explored_relevance=np.zeros(len(EVIDENCE)), exploring={}, _pooled=None,
+                             others_fetched=0)
         self.__dict__.update(state)
 
     # -- evidence --------------------------------------------------------------------------------------
@@ -265,7 +267,8 @@ class AdaptivePolicy(Policy):
     def _rare(self, hosts: np.ndarray) -> np.ndarray:
         """The ``rare`` evidence of each host: 1 - its share of the crawl's fetches (1 for a host not fetched yet;
         0 for every URL of a one-host web, where it says nothing and the model learns no weight for it)."""
-        return 1.0 - self.host_fetched[hosts] / max(self.fetched_total, 1)
+        # a shard owns its hosts, so their counts are the crawl's; the share is of the whole crawl's fetches
+        return 1.0 - self.host_fetched[hosts] / max(self.fetched_total + self.others_fetched, 1)
 
     def _column(self, ids: np.ndarray, column: int) -> np.ndarray:
         """One piece of evidence for each URL of ``ids``."""
@@ -492,6 +495,7 @@ class AdaptivePolicy(Policy):
                 "since": np.array([since]), "link_w": self.link_model.w - ref["link_w"],
                 "link_bias": np.array([self.link_model.bias - ref["link_bias"][0]]),
                 "link_trained": np.array([self.link_model.trained - ref["link_trained"][0]]),
+                "fetched": np.array([self.fetched_total]),
                 **{f"ref_{name}": value for name, value in ref.items()}}
 
     @classmethod
@@ -506,6 +510,7 @@ class AdaptivePolicy(Policy):
                 "link_w": ref["link_w"] + sum(p["link_w"] for p in changes),
                 "link_bias": ref["link_bias"] + sum(p["link_bias"] for p in changes),
                 "link_trained": ref["link_trained"] + sum(p["link_trained"] for p in changes),
+                "fetched": sum(p["fetched"] for p in changes),
                 "forget": ref["forget"]}
 
     def load_parameters(self, parameters: dict[str, np.ndarray]) -> None:
@@ -513,6 +518,7 @@ class AdaptivePolicy(Policy):
         self.link_model.w = np.array(parameters["link_w"], dtype=np.float64)
         self.link_model.bias = float(parameters["link_bias"][0])
         self.link_model.trained = int(parameters["link_trained"][0])
+        self.others_fetched = max(0, int(parameters["fetched"][0]) - self.fetched_total)
         # the new reference; this shard's sample count restarts from it
         self._pooled = {**{k: np.array(v, copy=True) for k, v in parameters.items()},
                         "samples": np.array([self.model.samples])}
