@@ -266,7 +266,7 @@ class AdaptivePolicy(Policy):
 
     def _rare(self, hosts: np.ndarray) -> np.ndarray:
         """The ``rare`` evidence of each host: 1 - its share of the crawl's fetches (1 for a host not fetched yet;
-        0 for every URL of a one-host web, where it says nothing and the model learns no weight for it)."""
+        on a one-host web 0 for every URL once a page is fetched: it says nothing there)."""
         # a shard owns its hosts, so their counts are the crawl's; the share is of the whole crawl's fetches
         return 1.0 - self.host_fetched[hosts] / max(self.fetched_total + self.others_fetched, 1)
 
