@@ -205,3 +205,12 @@ def test_a_checkpoint_from_before_the_options_resumes_with_them_off(tiny_web):
         del old.__dict__[name]  # what an older version's checkpoint holds
     resumed = pickle.loads(pickle.dumps(old))
     assert resumed.select() is not None and resumed.submodels == [] and not resumed.learn_exploration
+
+
+def test_a_checkpoint_with_other_evidence_is_refused_so_resume_replays_the_log(tiny_web):
+    import pickle
+
+    policy, _ = crawl_tiny(tiny_web, "adaptive", budget=10)
+    policy.model.w = policy.model.w[:-1]  # what a version with one piece of evidence fewer saved
+    with pytest.raises(ValueError, match="pieces of evidence"):
+        pickle.loads(pickle.dumps(policy))

@@ -215,6 +215,9 @@ class AdaptivePolicy(Policy):
                              explored_relevance=np.zeros(len(EVIDENCE)), exploring={}, _pooled=None,
                              others_fetched=0)
         self.__dict__.update(state)
+        if len(self.model.w) != len(EVIDENCE) + 1:  # resume then replays the whole log with this version's evidence
+            raise ValueError(f"an adaptive checkpoint with {len(self.model.w) - 1} pieces of evidence; this version "
+                             f"has {len(EVIDENCE)}")
 
     # -- evidence --------------------------------------------------------------------------------------
     def _first_seen(self, ids: list[int], hosts: list[str], words: list[np.ndarray],
