@@ -261,17 +261,18 @@ class AdaptivePolicy(Policy):
                     np.concatenate([a, np.zeros(grow)]) for a in (self.host_fetched, self.host_relevant, self.host_ok))
         return hid
 
-    def _site(self, hosts: np.ndarray) -> np.ndarray:
-        """The ``site`` evidence of each host: how often its pages were relevant, shrunk towards the crawl's mean
-        by ``site_prior`` pseudo-fetches (an unseen host gets the mean). ``known``: whether one was fetched."""
+    def _host_evidence(self, hosts: np.ndarray, out: np.ndarray) -> None:
+        """The HOST columns of each host into ``out`` (one row per host, in HOST order). ``site``: how often its
+        pages were relevant, shrunk towards the crawl's mean by ``site_prior`` pseudo-fetches (an unseen host
+        gets the mean). ``known``: whether one was fetched successfully. ``rare``: 1 - its share of the crawl's
+        fetches (1 for a host not fetched yet; on a one-host web 0 once a page is fetched: it says nothing
+        there); a shard owns its hosts, so their counts are the crawl's, and the share is of the whole crawl's
+        fetches (``others_fetched``, from the last pooling)."""
+        fetched = self.host_fetched[hosts]
         mean = (self.relevant_total + 1.0) / (self.fetched_total + 2.0)
-        return (self.host_relevant[hosts] + self.site_prior * mean) / (self.host_fetched[hosts] + self.site_prior)
-
-    def _rare(self, hosts: np.ndarray) -> np.ndarray:
-        """The ``rare`` evidence of each host: 1 - its share of the crawl's fetches (1 for a host not fetched yet;
-        on a one-host web 0 for every URL once a page is fetched: it says nothing there)."""
-        # a shard owns its hosts, so their counts are the crawl's; the share is of the whole crawl's fetches
-        return 1.0 - self.host_fetched[hosts] / max(self.fetched_total + self.others_fetched, 1)
+        out[:, 0] = (self.host_relevant[hosts] + self.site_prior * mean) / (fetched + self.site_prior)
+        out[:, 1] = self.host_ok[hosts] > 0
+        out[:, 2] = 1.0 - fetched / max(self.fetched_total + self.others_fetched, 1)
 
     def _column(self, ids: np.ndarray, column: int) -> np.ndarray:
         """One piece of evidence for each URL of ``ids``."""
@@ -279,11 +280,9 @@ class AdaptivePolicy(Policy):
             return self.graph.features[ids, column]
         if column < len(GRAPH) + len(OWN):
             return self.own[ids, column - len(GRAPH)]
-        hosts = self.host[ids]  # one HOST column alone: exploring reads it for the whole frontier
-        name = EVIDENCE[column]
-        if name == "rare":
-            return self._rare(hosts)
-        return self._site(hosts) if name == "site" else (self.host_ok[hosts] > 0).astype(float)
+        host = np.empty((len(ids), len(HOST)))  # exploring reads one HOST column for the whole frontier
+        self._host_evidence(self.host[ids], host)
+        return host[:, column - len(GRAPH) - len(OWN)]
 
     def _evidence(self, ids: np.ndarray) -> np.ndarray:
         """The evidence of each URL, in EVIDENCE order: one row per id. Gathered into one preallocated matrix
@@ -292,10 +291,7 @@ class AdaptivePolicy(Policy):
         x = np.empty((len(ids), len(EVIDENCE)))
         np.take(self.graph.features, ids, axis=0, out=x[:, :len(GRAPH)], mode="clip")
         np.take(self.own, ids, axis=0, out=x[:, len(GRAPH):len(GRAPH) + len(OWN)], mode="clip")
-        hosts = np.take(self.host, ids, mode="clip")
-        x[:, -3] = self._site(hosts)
-        x[:, -2] = self.host_ok[hosts] > 0
-        x[:, -1] = self._rare(hosts)
+        self._host_evidence(np.take(self.host, ids, mode="clip"), x[:, len(GRAPH) + len(OWN):])
         return x
 
     def _active_weights(self) -> np.ndarray:
