@@ -92,3 +92,13 @@ def test_config_files_and_damaged_run_folders(tmp_path, capsys, content):
 ])
 def test_named_mistakes(capsys, args):
     _one_clean_line(capsys, main(args))
+
+
+def test_a_missing_file_is_named_whole(tmp_path, capsys):
+    # A missing config or seeds file names the path as given, with no quote left over from the exception's repr.
+    missing = tmp_path / "no-such.yml"
+    for args in (["crawl", "-o", str(tmp_path / "run"), "-c", str(missing)],
+                 ["topic", "init", str(tmp_path / "t"), "--keywords", "birds", "--seeds", str(missing)]):
+        code = main(args)
+        err = capsys.readouterr().err
+        assert code == 2 and " ".join(err.split()) == f"error: No such file or directory: {missing}", err

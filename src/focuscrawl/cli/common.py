@@ -24,8 +24,7 @@ out = Console(width=None if Console().is_terminal else 140)
 # Exceptions that mean "the user asked for something that cannot be done", not a bug: one line, exit 2.
 USER_ERRORS: tuple[type[BaseException], ...] = (TopicError, WebFormatError, ResumeError, StoreVersionError,
                                                 StoreDamagedError,
-                                                MissingExtra, ArchiveLoadFailed, FileExistsError, FileNotFoundError,
-                                                KeyError, ValueError)
+                                                MissingExtra, ArchiveLoadFailed, KeyError, ValueError)
 
 T = TypeVar("T")
 
@@ -44,7 +43,7 @@ def run(action: Callable[[], T]) -> T:
         fail(describe_validation_error(exc))
     except USER_ERRORS as exc:
         fail(str(exc).strip("'\""))
-    except OSError as exc:  # a path that is a directory, unreadable, on a full disk, ...
+    except OSError as exc:  # a missing path, a directory, unreadable, on a full disk, ...
         fail(f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}")
 
 
