@@ -170,9 +170,9 @@ def test_submodels_compete_by_their_recent_error(tiny_web):
 
     with pytest.raises(ValueError, match="unknown evidence"):
         make_policy("adaptive", submodels=(("magic",),))
-    with pytest.raises(ValueError, match="list of lists"):
+    with pytest.raises(ValueError, match="submodels='fl-n': Input should be a valid tuple"):
         make_policy("adaptive", submodels="fl-n")
-    with pytest.raises(ValueError, match="true or false"):
+    with pytest.raises(ValueError, match="learn_exploration='maybe': Input should be a valid boolean"):
         make_policy("adaptive", learn_exploration="maybe")
     policy, events = crawl_tiny(tiny_web, "adaptive", budget=30, submodels=(GRAPH,))
     assert len(policy.submodels) == 1 and len(policy.submodels[0].w) == len(GRAPH) + 1

@@ -8,6 +8,7 @@ stops at that (also a clean line) instead of starting a crawl.
 
 from __future__ import annotations
 
+import inspect
 import string
 
 import pytest
@@ -15,6 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from focuscrawl.cli.main import main
+from focuscrawl.strategies.registry import STRATEGIES, make_policy
 
 KEYS = ["budget", "seed", "max_per_domain", "max_outlinks", "reward_model", "options", "strategy", "concurrency",
         "warc", "checkpoint_every", "fetch", "progress", "log_every_s", "seeds", "runs", "topic", "web",
@@ -102,3 +104,22 @@ def test_a_missing_file_is_named_whole(tmp_path, capsys):
         code = main(args)
         err = capsys.readouterr().err
         assert code == 2 and " ".join(err.split()) == f"error: No such file or directory: {missing}", err
+
+
+OPTION_VALUES = st.one_of(st.integers(-3, 3), st.floats(), st.text(max_size=5), st.none(), st.booleans(),
+                          st.lists(st.integers(-1, 2), max_size=2), st.dictionaries(st.text(max_size=3), st.integers()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_any_value_of_any_strategy_option_builds_the_policy_or_says_why(data):
+    # What `-s options.NAME.KEY=VALUE` can hand a strategy: the policy is built, or a ValueError says which option
+    # and why (the CLI's one line); never a TypeError or a numpy error from inside the constructor.
+    name = data.draw(st.sampled_from(sorted(n for n, s in STRATEGIES.items() if not s.needs_ground_truth)))
+    parameters = list(inspect.signature(STRATEGIES[name].factory).parameters)
+    key = data.draw(st.sampled_from(parameters + ["nonsense"]))
+    value = data.draw(OPTION_VALUES)
+    try:
+        make_policy(name, **{key: value})
+    except ValueError as exc:
+        assert str(exc)

@@ -148,8 +148,15 @@ def test_strategy_options_reach_the_policy_and_bad_ones_fail_early(tmp_path):
     runner = CliRunner()
     result = runner.invoke(app, ["bench", "--strategy", "bfs", "--set", "options.bfs.depth=3", "--budget", "10",
                                  "--runs", "1", "--out", str(tmp_path / "bad"), "--quiet"])
-    assert result.exit_code == 2 and "does not accept option(s) depth" in result.output
+    assert result.exit_code == 2 and "strategy 'bfs' has no option depth" in result.output
     assert not (tmp_path / "bad" / "summary.json").exists()
+    # an option's type and range come from the policy's signature: checked before any crawl
+    for value, message in (("2", "option explore=2: Input should be less than or equal to 1"),
+                           ("x", "option explore='x': Input should be a valid number")):
+        result = runner.invoke(app, ["bench", "--strategy", "adaptive", "--set", f"options.adaptive.explore={value}",
+                                     "--budget", "10", "--runs", "1", "--out", str(tmp_path / "bad"), "--quiet"])
+        assert result.exit_code == 2 and message in " ".join(result.output.split()), result.output
+        assert not (tmp_path / "bad" / "summary.json").exists()
     result = runner.invoke(app, ["bench", "--strategy", "bfs", "--set", "tres.gamma=0", "--out", str(tmp_path / "x")])
     assert result.exit_code == 2 and "setting tres: unknown setting" in result.output
     # han-async's epsilon is a constructor option: 1.0 makes it a random crawler, visibly different. Options

@@ -46,6 +46,11 @@ adaptive) every ``average_every`` pages, by default every ``combine_every`` page
 
 Optional: ``diagnostics()`` returns numbers worth showing about the policy's internals (tree leaves,
 epsilon, ...), read by ``focuscrawl bench-policy`` and progress displays.
+
+A strategy's options are the keyword arguments of its class (or factory), annotated with their types. The
+registry converts and checks what a user sets (``-s options.adaptive.explore=0.2``) against those
+annotations before building the policy, so a wrong type or value is one clear error; ``Fraction``,
+``PositiveFloat`` and ``Count`` below add the usual ranges.
 """
 
 from __future__ import annotations
@@ -53,10 +58,17 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
+from pydantic import Field
 
 from focuscrawl.types import Observation, RelevanceModel, Selection, TopicInputs
+
+# Option types with their ranges, read by the registry's check of a strategy's options.
+Fraction = Annotated[float, Field(ge=0, le=1)]  # a probability, a rate, a discount
+PositiveFloat = Annotated[float, Field(gt=0)]
+Count = Annotated[int, Field(ge=1)]
 
 __all__ = ["CrawlContext", "Observation", "Policy", "Selection"]
 

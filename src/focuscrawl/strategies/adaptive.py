@@ -51,10 +51,12 @@ from __future__ import annotations
 
 import math
 import zlib
+from typing import Annotated
 
 import numpy as np
+from pydantic import Field
 
-from focuscrawl.policy import CrawlContext, Policy
+from focuscrawl.policy import Count, CrawlContext, Fraction, Policy, PositiveFloat
 from focuscrawl.strategies.gouriten.graph import FRONTIER, CrawlGraph
 from focuscrawl.strategies.gouriten.ranking import Ranking
 from focuscrawl.strategies.gouriten.scoring import anchor_windows
@@ -141,9 +143,11 @@ class OnlineLogistic:
 
 
 class AdaptivePolicy(Policy):
-    def __init__(self, *, explore: float = 0.1, prior: dict[str, float] | None = None, prior_strength: float = 0.01,
-                 rerank_every: int = 10, keep: int = 512, site_prior: float = 2.0, window: int = WINDOW,
-                 forget: float = 0.995, gamma: float = 0.0, learn_exploration: bool = False,
+    def __init__(self, *, explore: Fraction = 0.1, prior: dict[str, float] | None = None,
+                 prior_strength: PositiveFloat = 0.01, rerank_every: Count = 10, keep: Count = 512,
+                 site_prior: PositiveFloat = 2.0, window: Annotated[int, Field(ge=0)] = WINDOW,
+                 forget: Annotated[float, Field(gt=0, le=1)] = 0.995, gamma: Fraction = 0.0,
+                 learn_exploration: bool = False,
                  submodels: tuple[tuple[str, ...], ...] = ()):
         # Defaults chosen on the development suite's tuning half (docs/benchmark.md, "How defaults are chosen"):
         # no evidence trusted a priori (a best-first prior did worse on all 8 tuning rows), old samples forgotten
@@ -155,11 +159,7 @@ class AdaptivePolicy(Policy):
         self.prior = np.array([weights.get(name, 0.0) for name in EVIDENCE] + [weights.get("bias", 0.0)])
         self.explore, self.prior_strength, self.site_prior = explore, prior_strength, site_prior
         self.rerank_every, self.keep, self.window, self.forget, self.gamma = rerank_every, keep, window, forget, gamma
-        if not isinstance(learn_exploration, bool):
-            raise ValueError(f"learn_exploration must be true or false (got {learn_exploration!r})")
         self.learn_exploration = learn_exploration
-        if not isinstance(submodels, (list, tuple)) or not all(isinstance(n, (list, tuple)) for n in submodels):
-            raise ValueError(f"submodels must be a list of lists of evidence names (got {submodels!r})")
         for names in submodels:
             if set(names) - set(EVIDENCE):
                 raise ValueError(f"a submodel names unknown evidence; known: {', '.join(EVIDENCE)}")

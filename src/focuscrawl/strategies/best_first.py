@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.linear_model import SGDClassifier
 
-from focuscrawl.policy import CrawlContext, Policy
+from focuscrawl.policy import Count, CrawlContext, Fraction, Policy
 from focuscrawl.strategies.registry import StrategySpec, register
 from focuscrawl.topic.text import terms, url_text
 from focuscrawl.types import Observation, Selection
@@ -36,7 +36,7 @@ class BestFirstPolicy(Policy):
     ``retrain_every`` steps, and the whole frontier is re-prioritised then.
     """
 
-    def __init__(self, retrain_every: int = 100, link_weight: float = 0.5):
+    def __init__(self, retrain_every: Count = 100, link_weight: Fraction = 0.5):
         self.retrain_every = retrain_every
         self.link_weight = link_weight
 

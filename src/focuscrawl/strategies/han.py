@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from focuscrawl.policy import CrawlContext, Policy
+from focuscrawl.policy import CrawlContext, Fraction, Policy, PositiveFloat
 from focuscrawl.strategies.registry import (
     Preset,
     StrategySpec,
@@ -156,10 +156,10 @@ class LinkInfo:
 
 
 class HanPolicy(Policy):
-    def __init__(self, sync: bool = False, moderated: bool = False, epsilon: float = 0.1, gamma: float = 0.9,
-                 alpha: float = 0.001, beta: float = 0.4, delta1: float = 0.1, delta2: float = 0.3,
+    def __init__(self, sync: bool = False, moderated: bool = False, epsilon: Fraction = 0.1, gamma: Fraction = 0.9,
+                 alpha: PositiveFloat = 0.001, beta: Fraction = 0.4, delta1: float = 0.1, delta2: float = 0.3,
                  related_keywords: list[list[str]] | None = None, reward_relevant: float = 30.0,
-                 reward_related: float = 20.0, reward_other: float = -1.0, related_threshold: float = 0.4):
+                 reward_related: float = 20.0, reward_other: float = -1.0, related_threshold: Fraction = 0.4):
         self.sync, self.moderated = bool(sync), bool(moderated)
         self.epsilon, self.gamma, self.alpha, self.beta = epsilon, gamma, alpha, beta
         self.delta1, self.delta2 = delta1, delta2

@@ -54,7 +54,7 @@ from collections import Counter, deque
 
 import numpy as np
 
-from focuscrawl.policy import CrawlContext, Policy
+from focuscrawl.policy import CrawlContext, Fraction, Policy, PositiveFloat
 from focuscrawl.strategies.registry import (
     Preset,
     StrategySpec,
@@ -78,7 +78,7 @@ class UrlBayes:
     ``smoothing`` over the vocabulary seen so far, class priors with add-one counts.
     """
 
-    def __init__(self, smoothing: float = 1.0):
+    def __init__(self, smoothing: PositiveFloat = 1.0):
         self.smoothing = smoothing
         self.words: tuple[Counter[str], Counter[str]] = (Counter(), Counter())  # (irrelevant, relevant)
         self.totals = [0, 0]
@@ -169,8 +169,8 @@ def sarsa_update(w: np.ndarray, x: np.ndarray, reward: float, q_next: float | No
 
 
 class KaleelPolicy(Policy):
-    def __init__(self, reward: str = "hybrid", epsilon: str = "linear", gamma: float = 0.9, alpha: float = 0.001,
-                 update: str = "moderated", target_harvest: float = 0.5):
+    def __init__(self, reward: str = "hybrid", epsilon: str = "linear", gamma: Fraction = 0.9,
+                 alpha: PositiveFloat = 0.001, update: str = "moderated", target_harvest: Fraction = 0.5):
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {', '.join(REWARDS)}, not {reward!r}")
         if update not in ("moderated", "original"):

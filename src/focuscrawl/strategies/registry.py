@@ -13,9 +13,13 @@ module, so a new strategy can live in a file of one's own: ``focuscrawl bench --
 from __future__ import annotations
 
 import importlib
+import inspect
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic import ConfigDict, PydanticSchemaGenerationError, TypeAdapter, ValidationError
 
 from focuscrawl.policy import Policy
 
@@ -51,16 +55,42 @@ class Resolved:
 
     def make(self, judge: Judge | None = None, **options: Any) -> Policy:
         """The policy, with the preset's options overridden by ``options``."""
-        merged = {**self.options, **options}
+        merged = checked_options(self.name, self.spec.factory, {**self.options, **options})
         if self.spec.needs_ground_truth:
             if judge is None:
                 raise ValueError(f"strategy {self.name!r} reads ground truth and only runs on a labelled web")
             return self.spec.factory(judge, **merged)
+        return self.spec.factory(**merged)
+
+
+def checked_options(name: str, factory: Callable[..., Policy], options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` converted to the types the factory's signature declares (by pydantic, as the settings are),
+    so that an unknown option, a wrong type or a value out of its range is one clear error before any policy is
+    built. An option without an annotation, or of a type pydantic cannot check, is passed as given."""
+    parameters = inspect.signature(factory).parameters
+    open_ended = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    unknown = sorted(set(options) - set(parameters)) if not open_ended else []
+    if unknown:
+        known = [n for n, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY
+                 or (p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and p.default is not inspect.Parameter.empty)]
+        raise ValueError(f"strategy {name!r} has no option {', '.join(unknown)}; its options: {', '.join(known)}")
+    try:
+        hints = typing.get_type_hints(factory.__init__ if isinstance(factory, type) else factory, include_extras=True)
+    except (NameError, TypeError):  # annotations that do not resolve: nothing to check against
+        hints = {}
+    checked = dict(options)
+    for key, value in options.items():
+        if key not in hints:
+            continue
         try:
-            return self.spec.factory(**merged)
-        except TypeError as exc:  # an option the strategy does not have
-            raise ValueError(f"strategy {self.name!r} does not accept option(s) {', '.join(sorted(options))}: "
-                             f"{exc}") from None
+            adapter = TypeAdapter(hints[key], config=ConfigDict(arbitrary_types_allowed=True))
+        except (PydanticSchemaGenerationError, TypeError):
+            continue
+        try:
+            checked[key] = adapter.validate_python(value)
+        except ValidationError as exc:
+            raise ValueError(f"strategy {name!r} option {key}={value!r}: {exc.errors()[0]['msg']}") from None
+    return checked
 
 
 class UnknownStrategy(KeyError):

@@ -60,7 +60,7 @@ import itertools
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from focuscrawl.policy import CrawlContext, Policy
+from focuscrawl.policy import Count, CrawlContext, Fraction, Policy, PositiveFloat
 from focuscrawl.strategies.tres.ddqn import DDQN, DDQNConfig, epsilon_at
 from focuscrawl.strategies.tres.features import (
     FeatureBuilder,
@@ -100,11 +100,12 @@ def _blas_libraries():
 
 
 class TresPolicy(Policy):
-    def __init__(self, *, selector: str = "tree", hub_features: bool = True, lr: float = 1e-3,
-                 gamma: float = 0.3, batch_size: int = 64, target_sync: int = 100, replay_size: int = 20_000,
-                 train_every: int = 1, hidden1: int = 30, hidden2: int = 15, max_next: int = 64,
-                 explore_steps: int = 30, eps_start: float = 0.1, eps_end: float = 0.01, eps_decay_steps: int = 300,
-                 max_depth: int = 18, min_samples_split: int = 5, min_samples_leaf: int = 1, min_gain: float = 0.0,
+    def __init__(self, *, selector: str = "tree", hub_features: bool = True, lr: PositiveFloat = 1e-3,
+                 gamma: Fraction = 0.3, batch_size: Count = 64, target_sync: Count = 100, replay_size: Count = 20_000,
+                 train_every: Count = 1, hidden1: Count = 30, hidden2: Count = 15, max_next: Count = 64,
+                 explore_steps: int = 30, eps_start: Fraction = 0.1, eps_end: Fraction = 0.01,
+                 eps_decay_steps: Count = 300, max_depth: Count = 18, min_samples_split: Count = 5,
+                 min_samples_leaf: Count = 1, min_gain: float = 0.0,
                  anchor_model: str = "reward+tfidf", parent_feature: str = "reward"):
         if selector not in SELECTORS:
             raise ValueError(f"selector must be one of {', '.join(SELECTORS)}, got {selector!r}")
