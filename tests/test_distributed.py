@@ -248,3 +248,20 @@ def test_without_ray_workers_is_one_line_naming_the_extra(site, monkeypatch, tmp
     assert result.exit_code == 2
     assert result.output.strip().count("\n") == 0, result.output
     assert "pip install 'focuscrawl[distributed]'" in result.output
+
+
+def test_a_ray_address_where_nothing_listens_is_one_line_in_seconds(site, tmp_path):
+    # ray.init would retry for minutes; the crawl says at once that no cluster answers there.
+    import socket
+
+    root, server = site
+    with socket.socket() as probe:  # a loopback port that was free a moment ago: nothing listens on it
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.monotonic()
+    result = CliRunner().invoke(app, ["crawl", "--topic", str(root / "topic"), "-o", str(tmp_path / "run"),
+                                      "--hosts-map", str(server.map_file), "--workers", "2", "--progress", "none",
+                                      "--ray-address", f"127.0.0.1:{port}"])
+    assert result.exit_code == 2 and time.monotonic() - started < 30
+    assert result.output.strip().count("\n") == 0, result.output
+    assert f"no Ray cluster answers at 127.0.0.1:{port}" in result.output

@@ -26,6 +26,7 @@ import logging
 import math
 import os
 import pickle
+import socket
 import time
 import zlib
 from collections import deque
@@ -449,6 +450,23 @@ class DistributedStats(RunStats):
         return self.rate
 
 
+class ClusterUnreachable(ValueError):
+    """``--ray-address`` names no Ray cluster that answers."""
+
+
+def check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """Fail in seconds, with the address, when nothing listens at ``--ray-address HOST:PORT``: ``ray.init``
+    itself retries for minutes, printing its own warnings. Other forms (``auto``, ``ray://``) go to Ray as given."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or address.startswith("ray://"):
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise ClusterUnreachable(f"no Ray cluster answers at {address} ({exc.strerror or exc}): start one with "
+                                 "`ray start --head` and give the address it prints") from None
+
+
 class DistributedCrawler:
     """A crawl over N shards (Ray actors) in one run folder; the same settings as ``Crawler`` plus ``workers``
     (and ``ray_address``). Re-running it on the folder resumes it, with the same N only."""
@@ -503,6 +521,7 @@ class DistributedCrawler:
             options: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False,
                                        "include_dashboard": False, "configure_logging": True}
             if self.config.ray_address:
+                check_reachable(self.config.ray_address)
                 # the cluster's workers import focuscrawl as installed on their node; a PYTHONPATH of the driver
                 # (a source checkout on a shared filesystem) goes with the job
                 path = os.environ.get("PYTHONPATH")
