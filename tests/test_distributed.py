@@ -265,3 +265,4 @@ def test_a_ray_address_where_nothing_listens_is_one_line_in_seconds(site, tmp_pa
     assert result.exit_code == 2 and time.monotonic() - started < 30
     assert result.output.strip().count("\n") == 0, result.output
     assert f"no Ray cluster answers at 127.0.0.1:{port}" in result.output
+    assert not (tmp_path / "run").exists()  # nothing written: the next command starts clean

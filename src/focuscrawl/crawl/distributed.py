@@ -521,7 +521,6 @@ class DistributedCrawler:
             options: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False,
                                        "include_dashboard": False, "configure_logging": True}
             if self.config.ray_address:
-                check_reachable(self.config.ray_address)
                 # the cluster's workers import focuscrawl as installed on their node; a PYTHONPATH of the driver
                 # (a source checkout on a shared filesystem) goes with the job
                 path = os.environ.get("PYTHONPATH")
@@ -571,6 +570,8 @@ class DistributedCrawler:
                                else self._policy_class.combine_every)
         self._owns_ray = False
         ray = require_ray()
+        if config.ray_address:  # before anything is written to the run folder
+            check_reachable(config.ray_address)
         topic = load_topic_dir(config.topic)
         seeds = config.all_seeds() or list(topic.seeds)
         if not seeds:
