@@ -123,3 +123,20 @@ def test_any_value_of_any_strategy_option_builds_the_policy_or_says_why(data):
         make_policy(name, **{key: value})
     except ValueError as exc:
         assert str(exc)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(["topic.yml", "keywords.txt", "seeds.txt"]),
+       content=st.one_of(st.binary(max_size=60), st.text(max_size=60).map(str.encode),
+                         st.sampled_from([b"a: [", b"- 1\n- 2\n", b"description: [1, 2]", b"\xff\xfe"])))
+@example(name="topic.yml", content=b"a: [")
+@example(name="keywords.txt", content=b"\xff\xfe")
+def test_damaged_topic_directories(tmp_path, capsys, name, content):
+    # a topic directory edited by hand: its files are read before anything else, and a broken one names itself
+    topic = tmp_path / "topic"
+    topic.mkdir(exist_ok=True)
+    (topic / "keywords.txt").write_text("birds\n")
+    (topic / "seeds.txt").write_text("http://127.0.0.1:9/\n")
+    (topic / name).write_bytes(content)
+    code = main(["crawl", "-o", str(tmp_path / "run"), "--topic", str(topic), "--web", str(tmp_path / "no-web")])
+    _one_clean_line(capsys, code)

@@ -17,7 +17,7 @@ SRC = Path(focuscrawl.__file__).parent
 
 # Bottom to top. Packages in one tuple are a layer; those in an INDEPENDENT pair never import each other.
 LAYERS = [
-    ("focuscrawl", "focuscrawl.types", "focuscrawl.urls", "focuscrawl.policy"),  # the core
+    ("focuscrawl", "focuscrawl.types", "focuscrawl.urls", "focuscrawl.policy", "focuscrawl.user_files"),  # the core
     ("focuscrawl.web",),
     ("focuscrawl.topic",),
     ("focuscrawl.engine", "focuscrawl.strategies"),

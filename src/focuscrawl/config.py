@@ -22,6 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from focuscrawl.engine.scope import Scope
+from focuscrawl.user_files import read_lines, read_yaml_mapping
 from focuscrawl.web.http import FetchConfig
 
 CONFIG_FILE = "config.yml"
@@ -137,10 +138,7 @@ class CrawlConfig(RunSettings):
     def all_seeds(self) -> list[str]:
         seeds = list(self.seeds)
         if self.seeds_file is not None:
-            for line in Path(self.seeds_file).read_text().splitlines():
-                line = line.split("#", 1)[0].strip()
-                if line:
-                    seeds.append(line)
+            seeds.extend(read_lines(self.seeds_file))
         return seeds
 
     def identity(self) -> dict:
@@ -236,13 +234,7 @@ def load_config(
     and ``KEY=VALUE`` overrides, in that order of precedence, into a ``model``."""
     data: dict[str, Any] = base.model_dump() if base is not None else {}
     if file is not None:
-        try:
-            loaded = yaml.safe_load(Path(file).read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{file} is not valid YAML: {str(exc).splitlines()[0]}") from None
-        if not isinstance(loaded, dict):
-            raise ValueError(f"{file}: a config file must be a YAML mapping")
-        data.update(loaded)
+        data.update(read_yaml_mapping(file, "a config file must be a YAML mapping"))
     for key, value in options.items():
         if isinstance(value, dict):  # a section given in part (e.g. scope flags): merged into what is there
             value = {k: v for k, v in value.items() if v is not None}
@@ -261,8 +253,8 @@ def read_effective_config(run_dir: Path) -> CrawlConfig | None:
     if not path.exists():
         return None
     try:
-        return CrawlConfig.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
-    except (yaml.YAMLError, ValueError) as exc:
+        return CrawlConfig.model_validate(read_yaml_mapping(path, "a YAML mapping of settings"))
+    except ValueError as exc:
         raise ValueError(f"{path} is damaged ({str(exc).splitlines()[0]}); fix or delete it: the crawl's "
                          "settings are also recorded in state.sqlite, and the command line can give them again")
 

@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from focuscrawl.bench.runner import ORACLE, run_benchmark
 from focuscrawl.builder import check_strategies
 from focuscrawl.config import BenchConfig, load_config
 from focuscrawl.strategies import resolve
+from focuscrawl.user_files import read_yaml_mapping
 from focuscrawl.web import embedded_web_dir
 from focuscrawl.web.store import WEB_FILE
 
@@ -124,12 +124,10 @@ def find_suite(name_or_file: str) -> Path:
 def load_suite(path: Path) -> Suite:
     """Read and check a suite file; raises ``SuiteError`` or pydantic's ``ValidationError`` (a bad key)."""
     try:
-        data = yaml.safe_load(Path(path).read_text())
-    except yaml.YAMLError as exc:
-        raise SuiteError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
-    if not isinstance(data, dict):
-        raise SuiteError(f"{path}: a suite file is a YAML mapping (name, description, webs, strategies, defaults, "
-                         "rows)")
+        data = read_yaml_mapping(path, "a suite file is a YAML mapping (name, description, webs, strategies, "
+                                       "defaults, rows)")
+    except ValueError as exc:
+        raise SuiteError(str(exc)) from None
     suite = Suite.model_validate(data)
     misplaced = [key for key in NOT_DEFAULTS if key in suite.defaults]
     if misplaced:

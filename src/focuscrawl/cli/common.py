@@ -41,8 +41,11 @@ def run(action: Callable[[], T]) -> T:
         return action()
     except ValidationError as exc:
         fail(describe_validation_error(exc))
+    except UnicodeDecodeError as exc:  # a file given as text that is not (the reader names the file where it can)
+        fail(f"a file is not UTF-8 text: {exc.reason} at byte {exc.start}")
     except USER_ERRORS as exc:
-        fail(str(exc).strip("'\""))
+        # a KeyError's str() quotes its message; its argument is the message itself
+        fail(str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
     except OSError as exc:  # a missing path, a directory, unreadable, on a full disk, ...
         fail(f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}")
 

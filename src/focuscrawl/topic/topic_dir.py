@@ -24,6 +24,7 @@ from pathlib import Path
 import yaml
 
 from focuscrawl.types import TopicInputs
+from focuscrawl.user_files import read_lines, read_yaml_mapping
 from focuscrawl.web.html import parse_html
 
 HTML_SUFFIXES = {".html", ".htm", ".xhtml", ".shtml", ""}
@@ -31,14 +32,7 @@ TEXT_SUFFIXES = {".txt", ".text"}
 
 
 def _lines(path: Path) -> list[str]:
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            out.append(line)
-    return out
+    return read_lines(path) if path.exists() else []
 
 
 def _example_files(folder: Path) -> list[Path]:
@@ -53,7 +47,8 @@ def load_topic_dir(directory: str | Path) -> TopicInputs:
     if not directory.is_dir():
         raise FileNotFoundError(f"topic directory {directory} not found")
     meta_path = directory / "topic.yml"
-    meta = (yaml.safe_load(meta_path.read_text()) or {}) if meta_path.exists() else {}
+    meta = read_yaml_mapping(meta_path, "topic.yml is a YAML mapping (description: ..., name: ...)") \
+        if meta_path.exists() else {}
     texts, labels = [], []
     for sub, label in (("positive", 1), ("negative", 0)):
         for path in _example_files(directory / sub):
