@@ -25,6 +25,7 @@ from focuscrawl.topic.keywords import expand_keywords, keyword_table
 from focuscrawl.topic.models import train_relevance_model
 from focuscrawl.topic.topic_dir import init_from_html, init_from_words
 from focuscrawl.types import TopicInputs
+from focuscrawl.user_files import read_lines
 from focuscrawl.web import resolve_web_dir
 from focuscrawl.web.store import OfflineWeb
 
@@ -70,20 +71,20 @@ def init_cmd(
                 raise ValueError("--from-web needs --topic LABEL")
             return init_from_web(out_dir, resolve_web_dir(from_web), label, seed=seed, seeds=seeds_per_run,
                                  run=run_index, overwrite=overwrite)
-        seed_urls = [s.split("#", 1)[0].strip() for s in seeds.read_text().splitlines()] if seeds else []
+        seed_urls = read_lines(seeds) if seeds else []
         words = [k.strip() for k in (keywords or "").split(",") if k.strip()]
         if positive is None and negative is None:
             if not words and not description:
                 raise ValueError("give --keywords and/or --description (a topic from a few words), --positive and "
                                  "--negative folders, or --from-web DIR --topic LABEL")
             return init_from_words(out_dir, keywords=words, description=description or "",
-                                   example_urls=example_url or (), seeds=[s for s in seed_urls if s], name=name,
+                                   example_urls=example_url or (), seeds=seed_urls, name=name,
                                    overwrite=overwrite)
         if positive is None or negative is None:
             raise ValueError("give both --positive and --negative folders (or neither, with --keywords)")
         return init_from_html(out_dir, positive, negative, name=name,
                               keywords=[k.strip() for k in (keywords or "").split(",") if k.strip()],
-                              seeds=[s for s in seed_urls if s], overwrite=overwrite)
+                              seeds=seed_urls, overwrite=overwrite)
 
     topic = run(make)
     positives = sum(topic.example_labels)
