@@ -70,7 +70,7 @@ Fraction = Annotated[float, Field(ge=0, le=1)]  # a probability, a rate, a disco
 PositiveFloat = Annotated[float, Field(gt=0)]
 Count = Annotated[int, Field(ge=1)]
 
-__all__ = ["CrawlContext", "Observation", "Policy", "Selection"]
+__all__ = ["Count", "CrawlContext", "Fraction", "Observation", "Policy", "PositiveFloat", "Selection"]
 
 
 @dataclass

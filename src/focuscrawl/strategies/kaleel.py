@@ -78,7 +78,7 @@ class UrlBayes:
     ``smoothing`` over the vocabulary seen so far, class priors with add-one counts.
     """
 
-    def __init__(self, smoothing: PositiveFloat = 1.0):
+    def __init__(self, smoothing: float = 1.0):
         self.smoothing = smoothing
         self.words: tuple[Counter[str], Counter[str]] = (Counter(), Counter())  # (irrelevant, relevant)
         self.totals = [0, 0]

@@ -56,11 +56,12 @@ class Resolved:
     def make(self, judge: Judge | None = None, **options: Any) -> Policy:
         """The policy, with the preset's options overridden by ``options``."""
         merged = checked_options(self.name, self.spec.factory, {**self.options, **options})
-        if self.spec.needs_ground_truth:
-            if judge is None:
-                raise ValueError(f"strategy {self.name!r} reads ground truth and only runs on a labelled web")
-            return self.spec.factory(judge, **merged)
-        return self.spec.factory(**merged)
+        if self.spec.needs_ground_truth and judge is None:
+            raise ValueError(f"strategy {self.name!r} reads ground truth and only runs on a labelled web")
+        try:
+            return self.spec.factory(judge, **merged) if self.spec.needs_ground_truth else self.spec.factory(**merged)
+        except TypeError as exc:  # a factory taking **options (g-oracle) passes on one its policy does not have
+            raise ValueError(f"strategy {self.name!r}: {exc}") from None
 
 
 def checked_options(name: str, factory: Callable[..., Policy], options: Mapping[str, Any]) -> dict[str, Any]:
