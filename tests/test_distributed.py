@@ -266,3 +266,20 @@ def test_a_ray_address_where_nothing_listens_is_one_line_in_seconds(site, tmp_pa
     assert result.output.strip().count("\n") == 0, result.output
     assert f"no Ray cluster answers at 127.0.0.1:{port}" in result.output
     assert not (tmp_path / "run").exists()  # nothing written: the next command starts clean
+
+
+def test_only_a_host_and_port_is_checked_before_ray_init():
+    # `auto` and Ray Client addresses (`ray://`) are Ray's to resolve; a HOST:PORT is connected to first
+    import socket
+
+    from focuscrawl.crawl.distributed import ClusterUnreachable, check_reachable
+
+    check_reachable("auto")
+    check_reachable("ray://127.0.0.1:1")
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        check_reachable(f"127.0.0.1:{listening.getsockname()[1]}")
+        port = listening.getsockname()[1]
+    with pytest.raises(ClusterUnreachable, match=f"no Ray cluster answers at 127.0.0.1:{port}"):
+        check_reachable(f"127.0.0.1:{port}")
