@@ -7,7 +7,8 @@ For each protocol run r (the benchmark protocol's seeds of run r, its examples, 
 topic is written as a user's topic folder and crawled with `--web DIR` (once per crawl seed, the settings'
 `seed`) into its own run folder: `0` the single-process crawl, `N` N shards, `N:avgK` N shards averaging
 the strategy's parameters every K pages, `N:pP` N shards leasing with priority P (`lease_priority`);
-options combine (`4:avg50:p0.5`).
+options combine (`4:avg50:p0.5`). `-s KEY=VALUE` sets a setting for every crawl and the oracle, as `focuscrawl
+crawl -s` does (e.g. `-s scope.denied_domains=cornell.edu`).
 The `oracle` crawls the same seeds in the benchmark's engine, so AUC/oracle is the figure `focuscrawl bench`
 reports. Printed per crawl: pages, relevant pages (the benchmark's judge: held-out example pages do not
 count), harvest rate, AUC/oracle, wall-clock seconds; at the end the mean AUC/oracle per run spec and per
@@ -38,6 +39,8 @@ def main() -> None:
     parser.add_argument("--crawl-seeds", default="0", help="the crawl settings' seeds, e.g. 0,1,2")
     parser.add_argument("--seeds", type=int, default=1, help="seed pages per run")
     parser.add_argument("--out")
+    parser.add_argument("-s", "--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a setting for every crawl and the oracle, as `focuscrawl crawl -s` (repeatable)")
     parser.add_argument("--report", action="store_true", help="summarise --out's quality.json; crawl nothing")
     args = parser.parse_args()
     if args.report:
@@ -47,7 +50,7 @@ def main() -> None:
     from focuscrawl.bench.protocol import load_topic
     from focuscrawl.bench.runner import ORACLE, crawl_once
     from focuscrawl.builder import Classifiers
-    from focuscrawl.config import RunSettings
+    from focuscrawl.config import CrawlConfig, RunSettings, load_config
     from focuscrawl.crawl import Crawler
     from focuscrawl.crawl.distributed import DistributedCrawler
     from focuscrawl.topic.topic_dir import write_topic_dir
@@ -59,8 +62,8 @@ def main() -> None:
     results = []
     for protocol_run in [int(r) for r in args.protocol_runs.split(",")]:
         seeds = topic.seeds_for_run(protocol_run, args.seeds)
-        oracle = crawl_once(web, topic, Classifiers(topic.inputs, 0), RunSettings(budget=args.budget), ORACLE,
-                            protocol_run, seeds)
+        oracle = crawl_once(web, topic, Classifiers(topic.inputs, 0),
+                            load_config(RunSettings, None, args.set, budget=args.budget), ORACLE, protocol_run, seeds)
         topic_dir = out / f"topic-run{protocol_run}"
         if not topic_dir.exists():
             write_topic_dir(topic_dir, replace(topic.inputs, seeds=seeds))
@@ -73,11 +76,12 @@ def main() -> None:
             settings = {"topic": topic_dir, "out": run, "web": str(Path(args.web).resolve()),
                         "budget": args.budget, "strategy": args.strategy, "concurrency": args.concurrency,
                         "progress": "none", "plot": False, "seed": crawl_seed}
+            config = load_config(CrawlConfig, None, args.set, **settings)
             started = time.monotonic()
             if workers == 0:
-                Crawler(**settings).crawl()
+                Crawler(config).crawl()
             else:
-                DistributedCrawler(**settings, workers=workers, **extra).crawl()
+                DistributedCrawler(config, workers=workers, **extra).crawl()
             elapsed = time.monotonic() - started
             pages = [json.loads(line) for line in (run / "pages.jsonl").read_text().splitlines()]
             found, seen, auc = 0, set(), 0.0
