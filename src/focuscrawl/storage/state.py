@@ -260,10 +260,6 @@ class StateStore:
     def ops(self, after: int = 0) -> Iterator[tuple[int, str, str]]:
         yield from self.db.execute("SELECT seq, kind, url FROM ops WHERE seq > ? ORDER BY seq", (after,))
 
-    def step_for_url(self, url: str) -> StepRecord | None:
-        row = self.db.execute(f"SELECT {_STEP_COLUMNS} FROM steps WHERE url = ?", (url,)).fetchone()
-        return None if row is None else _row_to_step(row)
-
     def closure(self) -> set[str]:
         """Every URL the crawl counts as fetched (requested URLs and the final URLs of redirects)."""
         return {url for (url,) in self.db.execute("SELECT url FROM steps UNION SELECT final_url FROM steps")}

@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -208,17 +208,6 @@ class WordVectors:
         if va is None or vb is None:
             return 0.0
         return float(va @ vb / (np.linalg.norm(va) * np.linalg.norm(vb) + 1e-12))
-
-    def most_similar(self, word: str, topn: int = 10, among: Iterable[str] | None = None) -> list[tuple[str, float]]:
-        """Nearest vocabulary words by cosine (a debugging aid for keyword lists)."""
-        vec = self.vector(word)
-        if vec is None:
-            return []
-        words = list(among) if among is not None else self.vocabulary
-        mat = self.vectors(words)
-        sims = mat @ vec / (np.linalg.norm(mat, axis=1) * np.linalg.norm(vec) + 1e-12)
-        order = np.argsort(-sims, kind="stable")[:topn]
-        return [(words[i], float(sims[i])) for i in order]
 
 
 _LOADED: dict[Path, WordVectors] = {}

@@ -94,10 +94,6 @@ class KeywordSet:
         """Keyword occurrences in a text, an anchor text or a URL."""
         return self.count_tokens(words(text))
 
-    def contains_any(self, text: str) -> bool:
-        """True when the text (anchor, URL, title...) holds at least one keyword or keyphrase."""
-        return self.count(text) > 0
-
     def to_dict(self) -> dict:
         return {"initial": self.initial, "discovered": self.discovered, "threshold": self.threshold,
                 "scores": self.scores}

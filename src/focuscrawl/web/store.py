@@ -246,10 +246,6 @@ class WebWriter:
             page_id = self._ids[url] = len(self._ids) + 1
         return page_id
 
-    def has_page(self, url: str) -> bool:
-        page_id = self._ids.get(url)
-        return page_id is not None and page_id in self._has_row
-
     def add_page(
         self,
         url: str,

@@ -7,7 +7,6 @@ so that URL-based features see something realistic.
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -226,19 +225,6 @@ def select_embedded(
             break
         chosen |= extra
     return sorted(chosen)
-
-
-def reachable_share(data: Wikispeedia, names: list[str], start: str) -> float:
-    """Share of ``names`` reachable from ``start`` following links inside the selection."""
-    keep = set(names)
-    seen = {start}
-    queue = deque([start])
-    while queue:
-        for dst in data.links.get(queue.popleft(), []):
-            if dst in keep and dst not in seen:
-                seen.add(dst)
-                queue.append(dst)
-    return len(seen) / len(keep)
 
 
 def build_embedded(src: Path, out: Path, overwrite: bool = False) -> Path:
