@@ -9,7 +9,9 @@ web's train hosts (`topic_defaults.train_host_pattern`: every page there is held
 the agent's classifier rewarded (its `reward` in pages.jsonl, the only relevance signal a policy learns from)
 over the whole crawl and off the train hosts, the classifier's summed probability off them, and the relevant
 pages the benchmark scores. A policy can only prefer the crawl its reward prefers: where the columns disagree,
-the difference in score is invisible to it. Labels are read here to score, as the benchmark does.
+the difference in score is invisible to it. Last, per strategy over its crawls, the live pages off the train
+hosts in each tenth of the classifier's probability and how many of them are relevant: pages the reward rates
+alike may be relevant at different rates. Labels are read here to score, as the benchmark does.
 """
 
 from __future__ import annotations
@@ -19,9 +21,12 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
+
 
 def crawl_figures(folder: Path, truth, train_host) -> dict:
     rewarded = rewarded_off = train = scored = 0
+    buckets = np.zeros((10, 2), dtype=int)  # per tenth of probability: live pages off the train hosts, relevant
     probability_off = 0.0
     seen: set[str] = set()
     for line in (folder / "pages.jsonl").read_text().splitlines():
@@ -33,11 +38,13 @@ def crawl_figures(folder: Path, truth, train_host) -> dict:
         if not on_train:
             rewarded_off += page["reward"] > 0
             probability_off += page["relevance"]
+            if page["status"] == 200:
+                buckets[min(int(page["relevance"] * 10), 9)] += (1, truth(url))
         if page["status"] == 200 and url not in seen and truth(url):  # the benchmark's count
             scored += 1
         seen.add(url)
     return {"train_fetches": train, "rewarded": rewarded, "rewarded_off_train": rewarded_off,
-            "probability_off_train": probability_off, "scored_relevant": scored}
+            "probability_off_train": probability_off, "scored_relevant": scored, "buckets": buckets}
 
 
 def main() -> None:
@@ -83,6 +90,11 @@ def main() -> None:
         print(f"{name}: {len(rows)} crawls, totals " + ", ".join(
             f"{c} {sum(r[c] for r in rows):.1f}" if c == "probability_off_train" else f"{c} {sum(r[c] for r in rows)}"
             for c in columns[:-1]))
+    print()
+    for name in names:
+        buckets = sum(table[name, key]["buckets"] for key in keys if (name, key) in table)
+        print(f"{name}, live pages off the train hosts by probability (relevant / pages): " + ", ".join(
+            f"{k / 10:.1f}-{(k + 1) / 10:.1f} {r}/{n}" for k, (n, r) in enumerate(buckets.tolist()) if n))
     first = names[0]
     for other in names[1:]:
         pairs = [(table[first, k], table[other, k]) for k in keys if (first, k) in table and (other, k) in table]
