@@ -25,7 +25,7 @@ import numpy as np
 
 
 def crawl_figures(folder: Path, truth, train_host) -> dict:
-    rewarded = rewarded_off = train = scored = 0
+    rewarded = rewarded_off = train = scored = fetched = 0
     buckets = np.zeros((10, 2), dtype=int)  # per tenth of probability: live pages off the train hosts, relevant
     probability_off = 0.0
     seen: set[str] = set()
@@ -33,6 +33,7 @@ def crawl_figures(folder: Path, truth, train_host) -> dict:
         page = json.loads(line)
         url = page["final_url"] or page["url"]
         on_train = bool(train_host and train_host(url.split("/")[2]))
+        fetched += 1
         train += on_train
         rewarded += page["reward"] > 0
         if not on_train:
@@ -43,7 +44,7 @@ def crawl_figures(folder: Path, truth, train_host) -> dict:
         if page["status"] == 200 and url not in seen and truth(url):  # the benchmark's count
             scored += 1
         seen.add(url)
-    return {"train_fetches": train, "rewarded": rewarded, "rewarded_off_train": rewarded_off,
+    return {"pages": fetched, "train_fetches": train, "rewarded": rewarded, "rewarded_off_train": rewarded_off,
             "probability_off_train": probability_off, "scored_relevant": scored, "buckets": buckets}
 
 
@@ -73,7 +74,7 @@ def main() -> None:
             table[strategy, key] = crawl_figures(run, truth, train_host) | {"auc_oracle": quality[key]}
 
     keys = sorted({key for _, key in table})
-    columns = ("train_fetches", "rewarded", "rewarded_off_train", "probability_off_train", "scored_relevant",
+    columns = ("pages", "train_fetches", "rewarded", "rewarded_off_train", "probability_off_train", "scored_relevant",
                "auc_oracle")
     print("| run, crawl seed | strategy | " + " | ".join(columns) + " |")
     print("|---" * (len(columns) + 2) + "|")
