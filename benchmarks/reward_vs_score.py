@@ -102,8 +102,8 @@ def main() -> None:
         decided = [(a, b) for a, b in pairs if a["scored_relevant"] != b["scored_relevant"]]
         agree = sum((a["rewarded"] > b["rewarded"]) == (a["scored_relevant"] > b["scored_relevant"])
                     for a, b in decided if a["rewarded"] != b["rewarded"])
-        print(f"{first} vs {other}: of {len(decided)} crawls whose scored relevant pages differ, the agent's reward "
-              f"ranks the two crawls as the score does in {agree}")
+        print(f"{first} vs {other}: of {len(decided)} pairs of crawls whose scored relevant pages differ, the "
+              f"agent's reward ranks the two crawls as the score does in {agree}")
 
 
 if __name__ == "__main__":
