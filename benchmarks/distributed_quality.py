@@ -84,14 +84,9 @@ def main() -> None:
                 DistributedCrawler(config, workers=workers, **extra).crawl()
             elapsed = time.monotonic() - started
             pages = [json.loads(line) for line in (run / "pages.jsonl").read_text().splitlines()]
-            found, seen, auc = 0, set(), 0.0
-            for page in pages:  # the benchmark's count: a relevant final URL counts once
-                url = page["final_url"] or page["url"]
-                if page["status"] == 200 and url not in seen and topic.truth(url):
-                    found += 1
-                seen.add(url)
-                auc += found
-            auc += found * (args.budget - len(pages))
+            curve = relevant_curve(pages, topic.truth)
+            found = curve[-1] if curve else 0
+            auc = sum(curve) + found * (args.budget - len(pages))
             row = {"topic": args.topic, "protocol_run": protocol_run, "crawl_seed": crawl_seed, "run": spec,
                    "pages": len(pages), "relevant": found, "harvest": round(found / max(len(pages), 1), 3),
                    "oracle_relevant": oracle.relevant_pages,
@@ -100,6 +95,19 @@ def main() -> None:
             print(json.dumps(row), flush=True)
     (out / "quality.json").write_text(json.dumps(results, indent=1) + "\n")
     report(results, args.topic)
+
+
+def relevant_curve(pages: list[dict], truth) -> list[int]:
+    """Relevant pages found after each page of a run folder's pages.jsonl, counted as the benchmark counts
+    them: a live page whose final URL is relevant, each URL once."""
+    found, seen, curve = 0, set(), []
+    for page in pages:
+        url = page["final_url"] or page["url"]
+        if page["status"] == 200 and url not in seen and truth(url):
+            found += 1
+        seen.add(url)
+        curve.append(found)
+    return curve
 
 
 def report(results: list[dict], topic: str) -> None:

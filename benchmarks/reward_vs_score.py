@@ -22,15 +22,15 @@ import re
 from pathlib import Path
 
 import numpy as np
+from distributed_quality import relevant_curve  # the benchmark's count (this script's folder is on sys.path)
 
 
 def crawl_figures(folder: Path, truth, train_host) -> dict:
-    rewarded = rewarded_off = train = scored = fetched = 0
+    rewarded = rewarded_off = train = fetched = 0
     buckets = np.zeros((10, 2), dtype=int)  # per tenth of probability: live pages off the train hosts, relevant
     probability_off = 0.0
-    seen: set[str] = set()
-    for line in (folder / "pages.jsonl").read_text().splitlines():
-        page = json.loads(line)
+    pages = [json.loads(line) for line in (folder / "pages.jsonl").read_text().splitlines()]
+    for page in pages:
         url = page["final_url"] or page["url"]
         on_train = bool(train_host and train_host(url.split("/")[2]))
         fetched += 1
@@ -41,9 +41,8 @@ def crawl_figures(folder: Path, truth, train_host) -> dict:
             probability_off += page["relevance"]
             if page["status"] == 200:
                 buckets[min(int(page["relevance"] * 10), 9)] += (1, truth(url))
-        if page["status"] == 200 and url not in seen and truth(url):  # the benchmark's count
-            scored += 1
-        seen.add(url)
+    curve = relevant_curve(pages, truth)
+    scored = curve[-1] if curve else 0
     return {"pages": fetched, "train_fetches": train, "rewarded": rewarded, "rewarded_off_train": rewarded_off,
             "probability_off_train": probability_off, "scored_relevant": scored, "buckets": buckets}
 
