@@ -47,14 +47,22 @@ def main() -> None:
         report(json.loads((Path(args.out) / "quality.json").read_text()), args.topic)
         return
 
+    from pydantic import ValidationError
+
     from focuscrawl.bench.protocol import load_topic
     from focuscrawl.bench.runner import ORACLE, crawl_once
     from focuscrawl.builder import Classifiers
+    from focuscrawl.cli.common import describe_validation_error
     from focuscrawl.config import CrawlConfig, RunSettings, load_config
     from focuscrawl.crawl import Crawler
     from focuscrawl.crawl.distributed import DistributedCrawler
     from focuscrawl.topic.topic_dir import write_topic_dir
     from focuscrawl.web.store import OfflineWeb
+
+    try:  # a bad -s is one line before anything is crawled, not a traceback after the oracle
+        oracle_settings = load_config(RunSettings, None, args.set, budget=args.budget)
+    except ValidationError as exc:
+        parser.error(describe_validation_error(exc))
 
     out = Path(args.out or tempfile.mkdtemp(prefix="distributed-quality-"))
     web = OfflineWeb(args.web)
@@ -62,8 +70,7 @@ def main() -> None:
     results = []
     for protocol_run in [int(r) for r in args.protocol_runs.split(",")]:
         seeds = topic.seeds_for_run(protocol_run, args.seeds)
-        oracle = crawl_once(web, topic, Classifiers(topic.inputs, 0),
-                            load_config(RunSettings, None, args.set, budget=args.budget), ORACLE, protocol_run, seeds)
+        oracle = crawl_once(web, topic, Classifiers(topic.inputs, 0), oracle_settings, ORACLE, protocol_run, seeds)
         topic_dir = out / f"topic-run{protocol_run}"
         if not topic_dir.exists():
             write_topic_dir(topic_dir, replace(topic.inputs, seeds=seeds))

@@ -53,12 +53,19 @@ def main() -> None:
     parser.add_argument("topic")
     parser.add_argument("folders", nargs="+", help="distributed_quality.py --out folders, one per strategy")
     args = parser.parse_args()
+    for folder in map(Path, args.folders):
+        if not (folder / "quality.json").is_file() or not any(folder.glob("run*-0-seed*/pages.jsonl")):
+            parser.error(f"{folder} is not a distributed_quality.py --out folder with single-process crawls "
+                         "(quality.json and run*-0-seed*/pages.jsonl)")
 
-    from focuscrawl.bench.protocol import load_topic
+    from focuscrawl.bench.protocol import TopicError, load_topic
     from focuscrawl.web.store import OfflineWeb
 
     web = OfflineWeb(args.web)
-    truth = load_topic(web, args.topic).truth
+    try:
+        truth = load_topic(web, args.topic).truth
+    except TopicError as exc:
+        parser.error(str(exc))
     pattern = (web.meta.get("topic_defaults") or {}).get("train_host_pattern")
     train_host = re.compile(pattern).search if pattern else None
 
