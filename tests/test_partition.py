@@ -8,7 +8,7 @@ import pytest
 from conftest import tiny_crawl
 
 from focuscrawl.crawl.distributed import apply_message, decode_links, encode_links, shard_of
-from focuscrawl.policy import Policy
+from focuscrawl.policy import ShardAware
 from focuscrawl.strategies.registry import STRATEGIES
 from focuscrawl.types import ForeignLinks
 
@@ -84,7 +84,7 @@ def test_tres_shares_its_online_q_network_and_loads_an_average(tiny_web):
         crawl.engine.run(tiny_crawl(tiny_web, "tres")[2])
     shared = [(crawl.engine.stats.steps, crawl.policy.parameters()) for crawl in crawls]
     assert not np.array_equal(shared[0][1]["online"], shared[1][1]["online"])  # each learned on its own pages
-    average = Policy.combine_parameters(shared)
+    average = ShardAware.combine_parameters(shared)
     expected = (10 * shared[0][1]["online"].astype(np.float64) + 20 * shared[1][1]["online"]) / 30
     apply_message(crawls[0].engine, "avg:1", pickle.dumps(average))
     policy = crawls[0].policy

@@ -36,13 +36,12 @@ registered strategy):
   counts in the step's decision time.
 
 Distributed crawls (``focuscrawl crawl --workers N``) give each shard its own policy over the hosts it owns.
-Links found by another shard reach this one through ``adopt(observation)``: a ``foreign`` observation of
-the parent page as the other shard fetched it, with only the links this shard owns. The default treats it
-as ``observe`` does (memo None, as for a URL the policy did not select); a strategy that must not learn from
-a page it did not fetch overrides ``adopt`` to only add the links. A single-process crawl never calls it.
-A strategy whose learning fits in a few arrays may expose them (``parameters`` / ``load_parameters``): a
-distributed crawl combines them across shards (``combine_parameters``: an average by default, a pooling for
-adaptive) every ``average_every`` pages, by default every ``combine_every`` pages of the strategy's own.
+Links found by another shard reach it as a ``foreign`` observation of the parent page as the other shard
+fetched it, with only the links this shard owns (memo None, as for a URL the policy did not select): a plain
+``Policy`` gets it through ``observe``. What only distributed crawls need lives in the optional mixin
+``ShardAware``: ``adopt`` for a strategy that must not learn from a page it did not fetch (TRES), and
+``parameters`` / ``combine_parameters`` / ``load_parameters`` / ``combine_every`` for one whose learning the
+shards pool or average (adaptive, TRES). A single-process crawl never uses any of it.
 
 Optional: ``diagnostics()`` returns numbers worth showing about the policy's internals (tree leaves,
 epsilon, ...), read by ``focuscrawl bench-policy`` and progress displays.
@@ -70,7 +69,8 @@ Fraction = Annotated[float, Field(ge=0, le=1)]  # a probability, a rate, a disco
 PositiveFloat = Annotated[float, Field(gt=0)]
 Count = Annotated[int, Field(ge=1)]
 
-__all__ = ["Count", "CrawlContext", "Fraction", "Observation", "Policy", "PositiveFloat", "Selection"]
+__all__ = ["Count", "CrawlContext", "Fraction", "Observation", "Policy", "PositiveFloat", "Selection", "ShardAware",
+           "adopt"]
 
 
 @dataclass
@@ -107,9 +107,22 @@ class Policy(ABC):
     def observe(self, observation: Observation) -> None:
         """Learn from the fetch of one of this policy's selections and add its outlinks to the frontier."""
 
+    def on_host_capped(self, host: str) -> None:
+        """The engine will not fetch from ``host`` again (per-domain cap). Optional eager clean-up."""
+
+    def diagnostics(self) -> dict[str, float]:
+        """Numbers about the policy's internals worth reporting (frontier tree leaves, epsilon, ...)."""
+        return {}
+
+
+class ShardAware:
+    """Optional mixin of a ``Policy`` for distributed crawls: how it takes another shard's links, and the learned
+    arrays the shards may combine. A policy without it gets foreign observations through ``observe`` and shares
+    nothing; the distributed crawler checks ``isinstance(policy, ShardAware)``."""
+
     def adopt(self, observation: Observation) -> None:
         """Add the links another shard found (``observation.foreign``) to the frontier. Default: ``observe``."""
-        self.observe(observation)
+        self.observe(observation)  # type: ignore[attr-defined]
 
     # Pages between two combinations of the shards' parameters when the settings do not say (0: never). Chosen
     # by measurement: adaptive's pooling helps at N=4 (docs/results.md, section 9), tres's averaging hurts.
@@ -130,9 +143,10 @@ class Policy(ABC):
     def load_parameters(self, parameters: dict[str, np.ndarray]) -> None:
         """Replace the learned parameters by ``parameters`` (``combine_parameters`` of the shards')."""
 
-    def on_host_capped(self, host: str) -> None:
-        """The engine will not fetch from ``host`` again (per-domain cap). Optional eager clean-up."""
 
-    def diagnostics(self) -> dict[str, float]:
-        """Numbers about the policy's internals worth reporting (frontier tree leaves, epsilon, ...)."""
-        return {}
+def adopt(policy: Policy, observation: Observation) -> None:
+    """Give ``policy`` another shard's links: ``ShardAware.adopt`` where the policy has it, else ``observe``."""
+    if isinstance(policy, ShardAware):
+        policy.adopt(observation)
+    else:
+        policy.observe(observation)

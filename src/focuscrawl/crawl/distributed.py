@@ -42,7 +42,7 @@ from focuscrawl.crawl.driver import CrawlDriver
 from focuscrawl.crawl.resume import ResumeError, resume
 from focuscrawl.crawl.run_folder import PLOT_FILE, SHARDS_DIR, SUMMARY_FILE, CrawlSummary, RunFolder
 from focuscrawl.engine import CrawlEngine
-from focuscrawl.policy import Policy
+from focuscrawl.policy import Policy, ShardAware
 from focuscrawl.storage import HARVEST_FILE, PAGES_FILE, STATE_FILE, StateStore
 from focuscrawl.storage.harvest import COLUMNS, plot_harvest_csv
 from focuscrawl.topic.extras import MissingExtra
@@ -90,7 +90,9 @@ PARAMETERS_PREFIX = "avg:"
 def apply_message(engine: CrawlEngine, message_id: str, blob: bytes) -> int:
     """A stored message, as when it arrived (and on replay): links to adopt, or averaged parameters to load."""
     if message_id.startswith(PARAMETERS_PREFIX):
-        engine.policy.load_parameters(pickle.loads(blob))
+        policy = engine.policy
+        if isinstance(policy, ShardAware):
+            policy.load_parameters(pickle.loads(blob))
         return 0
     return engine.adopt(decode_links(blob))
 
@@ -392,14 +394,17 @@ class Shard:
         """(pages fetched, the policy's learned parameters), or None when it has none or has fetched nothing."""
         await self._ensure_started()
         committed = self.store.step_count()
-        parameters = self.engine.policy.parameters()
+        policy = self.engine.policy
+        parameters = policy.parameters() if isinstance(policy, ShardAware) else None
         return None if parameters is None or committed == 0 else (committed, parameters)
 
     async def load_parameters(self, message_id: str, parameters: dict) -> None:
         """Combined parameters from the driver: loaded and logged as a message, so a replay loads them again."""
         await self._ensure_started()
         if not self.store.has_message(message_id):
-            self.engine.policy.load_parameters(parameters)
+            policy = self.engine.policy
+            if isinstance(policy, ShardAware):
+                policy.load_parameters(parameters)
             self.store.commit_adopt(message_id, pickle.dumps(parameters, protocol=pickle.HIGHEST_PROTOCOL))
 
     async def acknowledge(self, message_ids: list[str]) -> None:
@@ -566,8 +571,9 @@ class DistributedCrawler:
         # how the shards' learned parameters combine, and how often (the settings', else the strategy's choice)
         # A strategy's factory may be a function (presets, `module:attribute` names): the class is the policy's.
         self._policy_class = type(make_strategy_policy(config, config.strategy))
-        self._combine_every = (config.average_every if config.average_every is not None
-                               else self._policy_class.combine_every)
+        shares = issubclass(self._policy_class, ShardAware)  # a policy without the mixin shares nothing
+        self._combine_every = 0 if not shares else (config.average_every if config.average_every is not None
+                                                    else self._policy_class.combine_every)
         self._owns_ray = False
         ray = require_ray()
         if config.ray_address:  # before anything is written to the run folder

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from focuscrawl.engine.caps import DomainCap
 from focuscrawl.engine.scope import Scope
-from focuscrawl.policy import CrawlContext, Policy
+from focuscrawl.policy import CrawlContext, Policy, adopt
 from focuscrawl.types import (
     ForeignLinks,
     Observation,
@@ -256,7 +256,7 @@ class CrawlEngine:
         """Links another shard found enter this shard's closure bookkeeping and its policy's frontier.
 
         Filtered as a page's own outlinks are (fetched, capped, not owned here, duplicates); the policy gets
-        them in a ``foreign`` Observation of the parent page (``Policy.adopt``). Returns how many it got.
+        them in a ``foreign`` Observation of the parent page (``focuscrawl.policy.adopt``). Returns how many it got.
         """
         for url in foreign.fetched:  # fetched by the sender (a redirect's target): closure only, no fetch counted
             if url not in self.fetched and (self.owns is None or self.owns(url)):
@@ -279,7 +279,7 @@ class CrawlEngine:
             links.append(Outlink(url, anchor, host, new))
         if links:
             started = time.perf_counter()
-            self.policy.adopt(Observation(self.stats.steps, Selection(foreign.parent), foreign.page,
+            adopt(self.policy, Observation(self.stats.steps, Selection(foreign.parent), foreign.page,
                                           foreign.relevance, foreign.reward, links, foreign=True))
             self.stats.decision_s += time.perf_counter() - started
         return len(links)

@@ -56,7 +56,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field
 
-from focuscrawl.policy import Count, CrawlContext, Fraction, Policy, PositiveFloat
+from focuscrawl.policy import Count, CrawlContext, Fraction, Policy, PositiveFloat, ShardAware
 from focuscrawl.strategies.gouriten.graph import FRONTIER, CrawlGraph
 from focuscrawl.strategies.gouriten.ranking import Ranking
 from focuscrawl.strategies.gouriten.scoring import anchor_windows
@@ -142,7 +142,7 @@ class OnlineLogistic:
         self.trained += 1
 
 
-class AdaptivePolicy(Policy):
+class AdaptivePolicy(ShardAware, Policy):
     def __init__(self, *, explore: Fraction = 0.1, prior: dict[str, float] | None = None,
                  prior_strength: PositiveFloat = 0.01, rerank_every: Count = 10, keep: Count = 512,
                  site_prior: PositiveFloat = 2.0, window: Annotated[int, Field(ge=0)] = WINDOW,

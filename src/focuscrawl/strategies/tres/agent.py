@@ -60,7 +60,7 @@ import itertools
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from focuscrawl.policy import Count, CrawlContext, Fraction, Policy, PositiveFloat
+from focuscrawl.policy import Count, CrawlContext, Fraction, Policy, PositiveFloat, ShardAware
 from focuscrawl.strategies.tres.ddqn import DDQN, DDQNConfig, epsilon_at
 from focuscrawl.strategies.tres.features import (
     FeatureBuilder,
@@ -99,7 +99,7 @@ def _blas_libraries():
     return ThreadpoolController().select(user_api="blas")
 
 
-class TresPolicy(Policy):
+class TresPolicy(ShardAware, Policy):
     def __init__(self, *, selector: str = "tree", hub_features: bool = True, lr: PositiveFloat = 1e-3,
                  gamma: Fraction = 0.3, batch_size: Count = 64, target_sync: Count = 100, replay_size: Count = 20_000,
                  train_every: Count = 1, hidden1: Count = 30, hidden2: Count = 15, max_next: Count = 64,
