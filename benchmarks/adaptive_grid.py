@@ -1,11 +1,13 @@
 """``adaptive``'s defaults, one change at a time: strategies to run on the dev suite's tuning half beside it.
 
 Each name below is ``adaptive`` with one option changed from its default (docs/benchmark.md, "How defaults
-are chosen"); bench takes them as ``module:attribute`` strategies, so run from this folder:
+are chosen"); bench takes them as ``module:attribute`` strategies, so run it from the repository root with
+the root on ``PYTHONPATH`` (the ``focuscrawl`` command does not put the current folder on the path):
 
-    cd benchmarks && PYTHONPATH=. ../.venv/bin/focuscrawl bench --suite dev --webs ../webs --half tuning \
-        --strategy adaptive,adaptive_grid:best_first_prior,adaptive_grid:no_forgetting,adaptive_grid:no_exploration,\
-adaptive_grid:more_exploration,adaptive_grid:no_link_context,adaptive_grid:wide_link_context --out ../runs/grid
+    PYTHONPATH=. .venv/bin/focuscrawl bench --suite dev --webs webs --half tuning --strategy adaptive,\
+benchmarks.adaptive_grid:best_first_prior,benchmarks.adaptive_grid:no_forgetting,\
+benchmarks.adaptive_grid:no_exploration,benchmarks.adaptive_grid:more_exploration,\
+benchmarks.adaptive_grid:no_link_context,benchmarks.adaptive_grid:wide_link_context --out runs/grid
 
 The defaults: no prior (strength 0.01), forget 0.995, explore 0.1, window 100 characters.
 """

@@ -7,7 +7,7 @@ links, for predicting whether the link's target is relevant (TRES's anchor featu
 relevant targets among the 200 best-scored anchors (the top of the ranking is what a crawler follows). Labels are used
 here only to score, as everywhere.
 
-    python benchmarks/classifier_on_web.py webs/wikispeedia subject.Science.Physics [--models kwbilstm,svm,tfidf]
+    python -m benchmarks.classifier_on_web webs/wikispeedia subject.Science.Physics [--models kwbilstm,svm,tfidf]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Crawl hashes: one SHA-256 of the fetched URL sequence per (topic, strategy), to prove a refactor changes no crawl.
 
-    python benchmarks/crawl_hashes.py webs/wikispeedia webs/webkb --out hashes.json [--budget 1000]
-    python benchmarks/crawl_hashes.py ... --compare hashes.json     # exit 1 and list what differs
+    python -m benchmarks.crawl_hashes webs/wikispeedia webs/webkb --out hashes.json [--budget 1000]
+    python -m benchmarks.crawl_hashes ... --compare hashes.json     # exit 1 and list what differs
 
 Each strategy crawls the four benchmark topics once (run 0's seeds, seed 0) through the engine's two
 halves, twice: one fetch at a time, as the benchmark does, and with four fetches in flight recorded in

@@ -1,6 +1,6 @@
 """What watching a crawl costs it: pages/s of the same crawl with and without a polled dashboard.
 
-usage: python benchmarks/dashboard_overhead.py [--web DIR] [--budget 3000] [--latency 0.02] [--reps 5]
+usage: python -m benchmarks.dashboard_overhead [--web DIR] [--budget 3000] [--latency 0.02] [--reps 5]
 
 The crawl runs as ``focuscrawl crawl --dashboard`` runs it: the dashboard serves from a daemon thread of the
 crawl's own process and reads the store beside the crawl. A separate process plays the browser: it loads the

@@ -8,8 +8,8 @@ rows, as batched NumPy matrix products). With numba installed it also times a nu
 rows (the natural compiled version) and checks that it gives the same targets. numba is not a dependency
 of focuscrawl: install it for this experiment only.
 
-    python benchmarks/ddqn_update.py
-    pip install numba==0.68.1 && python benchmarks/ddqn_update.py
+    python -m benchmarks.ddqn_update
+    pip install numba==0.68.1 && python -m benchmarks.ddqn_update
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The central costs of a distributed crawl, measured, for the "toward 100 machines" estimate.
 
-    python benchmarks/distributed_costs.py WEB [--pages 2000] [--workers 4,16,100] [--calls 2000]
+    python -m benchmarks.distributed_costs WEB [--pages 2000] [--workers 4,16,100] [--calls 2000]
 
 WEB is an offline web directory; a seeded sample of its pages stands for the pages a crawl fetches. Measured:
 

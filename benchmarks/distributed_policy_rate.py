@@ -1,6 +1,6 @@
 """Pages/s of `focuscrawl crawl --workers N` when the policy, not the fetcher, bounds the crawl: a 1M-URL frontier.
 
-    python benchmarks/distributed_policy_rate.py --workers 1,2 --pages 3000000 --budget 80000 \
+    python -m benchmarks.distributed_policy_rate --workers 1,2 --pages 3000000 --budget 80000 \
         -s lease_priority=0 --out runs/policy-rate-3m
 
 (Re-running a command on its finished run folder only reports again.)
@@ -27,13 +27,11 @@ import argparse
 import csv
 import json
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from distributed_rate import add_crawl_arguments, crawl_command, make_topic  # noqa: E402
+from benchmarks.distributed_rate import add_crawl_arguments, crawl_command, make_topic
 
 
 def rate(rows: list[dict], at: int) -> tuple[int, float]:

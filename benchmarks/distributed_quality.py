@@ -1,6 +1,6 @@
 """AUC/oracle of a distributed crawl against the single-process one, scored against an offline web's labels.
 
-    python benchmarks/distributed_quality.py webs/webkb course --seeds 10 --budget 1000 \
+    python -m benchmarks.distributed_quality webs/webkb course --seeds 10 --budget 1000 \
         --strategy adaptive --runs "0 4 4:p0.5" --protocol-runs 0,1,2 [--out DIR]
 
 For each protocol run r (the benchmark protocol's seeds of run r, its examples, its held-out pages), the

@@ -1,6 +1,6 @@
 """Pages/s of `focuscrawl crawl --workers N` over a served synthetic web, at equal per-worker concurrency.
 
-    python benchmarks/distributed_rate.py --workers 1,2 --pages 20000 --hosts 2000 --latency-ms 50 \
+    python -m benchmarks.distributed_rate --workers 1,2 --pages 20000 --hosts 2000 --latency-ms 50 \
         --budget 1500 --concurrency 8 --strategy best-first [-s lease_priority=0.9] [--out /tmp/rate]
 
 Builds the synthetic web (`focuscrawl web synth`, 2,000 hosts), serves it on loopback in a subprocess
@@ -21,8 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from served import serve_web  # noqa: E402
+from benchmarks.served import serve_web
 
 
 def make_topic(web_dir: Path, topic_dir: Path) -> None:

@@ -1,6 +1,6 @@
 """Pages per second of focuscrawl's fetcher against a loopback-served offline web, politeness off.
 
-usage: python benchmarks/fetch_rate.py WEB_DIR [--concurrency 64] [--base-ip 127.0.10.1]
+usage: python -m benchmarks.fetch_rate WEB_DIR [--concurrency 64] [--base-ip 127.0.10.1]
 
 The server (``focuscrawl web serve``) runs in its own process, every host on its own 127.x address. Every
 URL of the web is fetched once, parsed (title, text, outlinks) and counted. A first pass warms the server so
@@ -16,8 +16,7 @@ import os
 import sys
 import time
 
-from served import serve_web
-
+from benchmarks.served import serve_web
 from focuscrawl.web.http import FetchConfig, HttpFetcher
 from focuscrawl.web.store import OfflineWeb
 

@@ -12,8 +12,9 @@ scrapy_venv="$root/.bench-scrapy-venv"
 if [ ! -x "$scrapy_venv/bin/python" ]; then
   python3 -m venv "$scrapy_venv" && "$scrapy_venv/bin/pip" install -q "scrapy==2.19.0"
 fi
-cd "$here"
-fc=$("$py" fetch_rate.py "$web" --concurrency "$concurrency" | tee /dev/stderr)
-sc=$("$scrapy_venv/bin/python" scrapy_rate.py "$web" --focuscrawl-python "$py" --concurrency "$concurrency" | tee /dev/stderr)
+web="$(realpath "$web")"  # the scripts run from the repository root, as the package benchmarks
+cd "$root"
+fc=$("$py" -m benchmarks.fetch_rate "$web" --concurrency "$concurrency" | tee /dev/stderr)
+sc=$("$scrapy_venv/bin/python" -m benchmarks.scrapy_rate "$web" --focuscrawl-python "$py" --concurrency "$concurrency" | tee /dev/stderr)
 rate() { sed -E 's/.*: ([0-9]+) pages\/s.*/\1/'; }
 echo "focuscrawl / scrapy pages per second: $(echo "$fc" | rate) / $(echo "$sc" | rate) = $(python3 -c "print(round($(echo "$fc" | rate) / $(echo "$sc" | rate), 2))")"

@@ -10,7 +10,7 @@ loopback server). The labels then score ``pages.jsonl``: relevant pages found (e
 the benchmark) and the area under the relevant-pages curve. The ratio keywords / examples of that area is
 the figure issue 14 asks for (>= 0.9, median over topics); the oracle, the same for both, cancels out.
 
-    python benchmarks/keywords_served.py webs [--rows REGEX] [--runs 2] [--budget 1000] [--strategy adaptive] \
+    python -m benchmarks.keywords_served webs [--rows REGEX] [--runs 2] [--budget 1000] [--strategy adaptive] \
         [--description "Wikipedia articles about {keyword}"] [--page-encoder]
 
 ``--description`` is the one-line description the keyword topic gets, ``{keyword}`` standing for the row's
@@ -27,8 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from served import serve_web
-
+from benchmarks.served import serve_web
 from focuscrawl.bench.protocol import init_from_web, load_topic
 from focuscrawl.bench.suite import find_suite, load_suite
 from focuscrawl.crawl import Crawler

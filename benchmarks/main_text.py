@@ -9,7 +9,7 @@ regression relevance model (the crawl's default reward model) trained on the Cor
 the other three universities' pages, as the benchmark protocol splits them: precision and recall at
 P >= 0.5 (the reward threshold) and ranking AUC.
 
-    python benchmarks/main_text.py ../shared/data/webkb [--limit N]
+    python -m benchmarks.main_text ../shared/data/webkb [--limit N]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """How to combine the static vectors with the MiniLM transformer for a page: ranking AUC on a page sample.
 
-    python benchmarks/page_encoder_choice.py webs [--pages 1200]
+    python -m benchmarks.page_encoder_choice webs [--pages 1200]
 
 Per dev-suite topic, with its keywords only, over the same seeded sample of each web's pages: the ranking
 AUC of the static-vector similarity (``KeywordRelevance.similarity``), of the transformer's cosine at 256

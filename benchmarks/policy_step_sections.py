@@ -4,7 +4,7 @@ Grows a ``tres`` frontier on ``bench-policy``'s synthetic load to SIZE URLs, tim
 observe, learning included), then wraps the main methods with timers and runs STEPS more steps, printing
 milliseconds per step for each (nested sections overlap: ``observe`` contains ``train_step``, and so on).
 
-    python benchmarks/policy_step_sections.py 1000000 1000 [--web webs/wikispeedia] [--reward-model tfidf]
+    python -m benchmarks.policy_step_sections 1000000 1000 [--web webs/wikispeedia] [--reward-model tfidf]
 """
 
 from __future__ import annotations

@@ -1,9 +1,13 @@
 """Where `adaptive` ranks one URL when it learns of another page: a probe strategy for diagnosing a crawl.
 
-    PYTHONPATH=benchmarks python benchmarks/distributed_quality.py webs/webkb student --seeds 10 --budget 1000 \
-        --strategy rank_probe:RankProbe --runs "0 4" --protocol-runs 2 --crawl-seeds 0,1,2 --out DIR \
-        -s options.rank_probe:RankProbe.log=DIR/probe.jsonl
-    python benchmarks/rank_probe.py DIR/probe.jsonl
+    python -m benchmarks.distributed_quality webs/webkb student --seeds 10 --budget 1000 \
+        --strategy benchmarks.rank_probe:RankProbe --runs "0 4" --protocol-runs 2 --crawl-seeds 0,1,2 --out DIR \
+        -s 'options={"benchmarks.rank_probe:RankProbe": {log: DIR/probe.jsonl}}'
+    python -m benchmarks.rank_probe DIR/probe.jsonl
+
+(From the repository root, which ``python -m`` puts on the path, the Ray shards' too. The option is given as
+a mapping because the strategy's name has a dot: ``-s options.benchmarks.rank_probe:RankProbe.log=...`` would
+be read as keys ``benchmarks`` > ``rank_probe:RankProbe`` > ``log`` and miss it.)
 
 `RankProbe` is `adaptive` with its default options, crawling exactly as `adaptive` does; after each page whose
 URL is ``after`` (default: Texas's page of personal pages, which links the graduate students' index), it

@@ -7,7 +7,7 @@ distilled static vectors (about 1 ms a page) and the transformer itself (about 4
 page of the web off the training hosts, recall and precision at the reward threshold P >= 0.5 and the
 ranking AUC. Labels only score, as everywhere.
 
-    python benchmarks/reward_transfer.py webs/webkb faculty student course project [--no-transformer]
+    python -m benchmarks.reward_transfer webs/webkb faculty student course project [--no-transformer]
 """
 
 from __future__ import annotations

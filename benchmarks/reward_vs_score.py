@@ -1,6 +1,6 @@
 """What the agent saw against what the benchmark scored, crawl by crawl, for two or more strategies.
 
-    python benchmarks/reward_vs_score.py webs/webkb faculty \
+    python -m benchmarks.reward_vs_score webs/webkb faculty \
         runs/faculty-crawlseeds-adaptive runs/faculty-crawlseeds-han-sync
 
 Each folder is a `benchmarks/distributed_quality.py --out` folder of one strategy, crawled on the same protocol
@@ -22,7 +22,8 @@ import re
 from pathlib import Path
 
 import numpy as np
-from distributed_quality import relevant_curve  # the benchmark's count (this script's folder is on sys.path)
+
+from benchmarks.distributed_quality import relevant_curve  # the benchmark's count
 
 
 def crawl_figures(folder: Path, truth, train_host) -> dict:

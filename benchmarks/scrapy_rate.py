@@ -1,8 +1,9 @@
 """The crawl of ``fetch_rate.py`` done by Scrapy: same served web, concurrency, no delay, robots.txt obeyed.
 
-usage: SCRAPY_PYTHON benchmarks/scrapy_rate.py WEB_DIR --focuscrawl-python PY [--concurrency 64]
+usage: SCRAPY_PYTHON -m benchmarks.scrapy_rate WEB_DIR --focuscrawl-python PY [--concurrency 64]
 
-Runs in a separate environment that has Scrapy (``fetch_vs_scrapy.sh`` makes one); the web is served and
+Runs from the repository root in a separate environment that has Scrapy (``fetch_vs_scrapy.sh`` makes one;
+the package ``benchmarks`` needs only the standard library there); the web is served and
 warmed with focuscrawl's Python. Each URL is requested at its host's loopback address with the Host header
 kept; the callback extracts title, body text and links (LinkExtractor), as focuscrawl's parser does.
 """
@@ -16,7 +17,7 @@ import subprocess
 import time
 from urllib.parse import urlsplit
 
-from served import serve_web
+from benchmarks.served import serve_web  # stdlib only: this runs in Scrapy's environment
 
 WARM = """
 import asyncio, sys

@@ -5,8 +5,8 @@ above the given one's, by how much, and the paired-bootstrap interval of the dif
 Issue 13 asks that the default be "not worse than any single strategy by more than 0.03 AUC/oracle on any
 topic" and at most 2 ms per decision in the suite's median, 5 ms on any topic.
 
-    python benchmarks/suite_gaps.py runs/suite-dev [--strategy adaptive] [--margin 0.0]
-    python benchmarks/suite_gaps.py runs/grid --versus        # every other strategy against --strategy
+    python -m benchmarks.suite_gaps runs/suite-dev [--strategy adaptive] [--margin 0.0]
+    python -m benchmarks.suite_gaps runs/grid --versus        # every other strategy against --strategy
 
 With ``--versus``: per other strategy, its median AUC/oracle, the median of its per-row difference to
 ``--strategy``, and its wins/ties/losses against it by the suite's bootstrap rule.

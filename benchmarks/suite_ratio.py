@@ -3,7 +3,7 @@
 What issue 14 asks of topics from a few words: the dev suite run with keywords only (B) against the same
 suite with example texts (A), each strategy against itself, median over rows (and per half).
 
-    python benchmarks/suite_ratio.py runs/suite-dev runs/suite-dev-keywords [--strategy adaptive,best-first]
+    python -m benchmarks.suite_ratio runs/suite-dev runs/suite-dev-keywords [--strategy adaptive,best-first]
 
 B may be several folders (say a suite's tuning and held-out halves run apart, or strategies run apart): their
 rows are read together.

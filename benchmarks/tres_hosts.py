@@ -1,8 +1,8 @@
 """TRES's time per decision against the number of hosts, and the share of the web-domain feature refresh in it.
 
-    python benchmarks/tres_hosts.py                                  # synthetic webs of 10, 50, 200, 1000 hosts
-    python benchmarks/tres_hosts.py --hosts 200 --pages 48000 --budget 5000 --out-degree 40
-    python benchmarks/tres_hosts.py --hosts '' --web webs/wikispeedia --topic subject.Science.Physics
+    python -m benchmarks.tres_hosts                                  # synthetic webs of 10, 50, 200, 1000 hosts
+    python -m benchmarks.tres_hosts --hosts 200 --pages 48000 --budget 5000 --out-degree 40
+    python -m benchmarks.tres_hosts --hosts '' --web webs/wikispeedia --topic subject.Science.Physics
 
 The question it answers: does TRES slow down on webs of many large hosts because, after a fetch changes its
 host's bucketed relevance ratio, ``TreeFrontier.update_host`` rewrites and re-routes every frontier sample of
@@ -37,8 +37,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from policy_step_sections import SECTIONS, wrap
-
+from benchmarks.policy_step_sections import SECTIONS, wrap
 from focuscrawl.bench.protocol import load_topic
 from focuscrawl.builder import Classifiers, build_crawl
 from focuscrawl.config import RunSettings

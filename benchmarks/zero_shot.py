@@ -14,7 +14,7 @@ run gives the agent, no example text):
 
 Labels only score, as everywhere.
 
-    python benchmarks/zero_shot.py webs [--rows REGEX] [--pages 1000] [--minilm] [--description TEMPLATE]
+    python -m benchmarks.zero_shot webs [--rows REGEX] [--pages 1000] [--minilm] [--description TEMPLATE]
 
 ``--description "Wikipedia articles about {keyword}"`` gives each topic that description besides its keywords
 (``{keyword}``: its first keyword), to measure what such a sentence does to the ranking.
