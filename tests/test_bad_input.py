@@ -34,7 +34,8 @@ TOKENS = st.sampled_from(["--budget", "--runs", "--strategy", "--seed", "--max-p
                           "--positive", "--description"])
 
 
-def _one_clean_line(capsys, code: int) -> None:
+def _one_clean_line(capsys, code: int) -> str:
+    """Asserts that the command failed with one ``error:`` line; returns what it wrote to stderr."""
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err
     assert code != 0
@@ -43,6 +44,7 @@ def _one_clean_line(capsys, code: int) -> None:
     lines = [line for line in err.strip().split("\n") if line.strip()]
     assert lines and lines[-1].startswith("error:"), err
     assert len(lines) <= 2, err  # the line itself (rich may wrap one long line in two)
+    return err
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -141,3 +143,27 @@ def test_damaged_topic_directories(tmp_path, capsys, name, content):
     (topic / name).write_bytes(content)
     code = main(["crawl", "-o", str(tmp_path / "run"), "--topic", str(topic), "--web", str(tmp_path / "no-web")])
     _one_clean_line(capsys, code)
+
+
+@pytest.mark.parametrize("mistake, expected", [
+    (["--web", "{tmp}/no-web"], "no-web is not an offline web"),
+    (["--hosts-map", "{tmp}/hosts.json"], "hosts.json is not a hosts map"),
+    (["--strategy", "gouriten", "-s", "options.gouriten.estimator=nonsense"], "unknown estimator 'nonsense'"),
+    (["--strategy", "oracle"], "reads ground truth"),
+    (["-s", "options.no-such-strategy.x=1"], "unknown strategy 'no-such-strategy'"),
+    (["--seeds", "{tmp}/empty.txt", "--strategy", "bfs"], "no seeds"),
+])
+def test_a_crawl_checks_its_inputs_before_it_writes_or_trains_anything(tmp_path, capsys, mistake, expected):
+    # A topic from a few words: training its model builds word vectors on a fresh machine, minutes before a
+    # crawl would reach the web. Every mistake is found first, and the run folder is never made.
+    topic = tmp_path / "topic"
+    topic.mkdir()
+    (topic / "keywords.txt").write_text("birds\n")
+    (tmp_path / "hosts.json").write_text("[1, 2]")
+    (tmp_path / "empty.txt").write_text("# no seeds\n")
+    if "--seeds" not in mistake:
+        (topic / "seeds.txt").write_text("http://127.0.0.1:9/\n")
+    code = main(["crawl", "-o", str(tmp_path / "run"), "--topic", str(topic),
+                 *[arg.format(tmp=tmp_path) for arg in mistake]])
+    assert expected in " ".join(_one_clean_line(capsys, code).split())
+    assert not (tmp_path / "run").exists()

@@ -137,11 +137,10 @@ def test_the_coordinator_never_grants_beyond_the_budget_and_shares_it_until_ever
 def test_a_resumed_coordinator_reserves_for_shards_whose_predecessors_may_still_commit(monkeypatch):
     """A killed driver's shards can commit the pages they held leased after the new driver counted their
     stores; until a shard reports its own count, the coordinator assumes it holds a lease more."""
-    from focuscrawl.crawl import distributed
-    from focuscrawl.crawl.distributed import Coordinator
+    from focuscrawl.crawl.distributed import Coordinator, coordinator
 
     clock = [0.0]
-    monkeypatch.setattr(distributed.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(coordinator.time, "monotonic", lambda: clock[0])
     coordinator = Coordinator(80, {0: 20, 1: 20}, workers=2, reserve=24)
     clock[0] = Coordinator.STARTUP_S + 1  # a slow start: the start-up share no longer applies
     first = coordinator.lease(0, 20, 100)
@@ -152,11 +151,10 @@ def test_a_resumed_coordinator_reserves_for_shards_whose_predecessors_may_still_
 
 
 def test_with_priority_the_budget_goes_to_shards_finding_relevant_pages(monkeypatch):
-    from focuscrawl.crawl import distributed
-    from focuscrawl.crawl.distributed import Coordinator
+    from focuscrawl.crawl.distributed import Coordinator, coordinator
 
     clock = [0.0]
-    monkeypatch.setattr(distributed.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(coordinator.time, "monotonic", lambda: clock[0])
     coordinator = Coordinator(1000, {0: 0, 1: 0}, workers=2, priority=0.5)
     assert coordinator.lease(0, 0, 16, outlook=None) == 16  # shards without an outlook yet are always served
     assert coordinator.lease(1, 0, 16, outlook=None) == 16

@@ -7,6 +7,10 @@ crawls here, so a strategy name, its options and its reward model mean the same 
     crawl = build_crawl(settings, "tres", topic, seeds, classifiers=classifiers, judge=truth)
     crawl.engine.run(web)
 
+A name is resolved once per build, into a ``StrategyPlan``; a real crawl makes the plan first, as its check of the
+strategy and options before anything expensive, and builds its engines from it (``build_crawl(settings, plan,
+...)``).
+
 Ground truth (``judge``) goes to the engine, to label events for scoring, and to strategies that declare
 they read it (oracles); never to any other policy.
 """
@@ -20,7 +24,7 @@ from dataclasses import dataclass
 from focuscrawl.config import RunSettings, strategy_options
 from focuscrawl.engine import CrawlEngine, DomainCap, EventSink
 from focuscrawl.policy import CrawlContext, Policy
-from focuscrawl.strategies import Resolved, resolve
+from focuscrawl.strategies import resolve
 from focuscrawl.topic.models import ModelOptions, train_relevance_model
 from focuscrawl.topic.relevance import MemoizedRelevance
 from focuscrawl.types import RelevanceModel, TopicInputs
@@ -60,13 +64,54 @@ class Classifiers:
         return self._scorers[name]
 
 
+class StrategyPlan:
+    """A strategy or preset resolved once for one crawl's settings; everything a build needs of it comes from here.
+
+    Making one is a crawl's strategy check, cheap and done before anything expensive: the name is resolved (an
+    unknown one is ``UnknownStrategy``), the options ``settings`` give it are merged into the preset's and checked
+    against the policy's signature, every ``settings.options`` key must name a strategy, and the policy is built,
+    because its constructor checks what a type cannot (``estimator=nonsense``). That policy is the one the first
+    ``policy()`` returns, so a crawl built from the plan builds its policy once; a later call (a resume that falls
+    back from its checkpoint to the whole log builds a second engine) builds another.
+
+    ``judge`` goes to a strategy that reads ground truth (an oracle); without one such a strategy is refused here.
+    """
+
+    def __init__(self, settings: RunSettings, strategy: str, judge: Judge | None = None):
+        self.strategy = resolve(strategy)
+        name = self.strategy.spec.name
+        self.options = self.strategy.checked(**strategy_options(settings, strategy, name))
+        self.judge = judge
+        self._unused: Policy | None = self._build()
+        # what the distributed driver combines the shards' parameters with (a factory may be a function)
+        self.policy_class: type[Policy] = type(self._unused)
+        for other in settings.options:
+            if other not in (strategy, name):
+                resolve(other)  # a key that names no strategy is a typo: say so now
+        self._reward_model = settings.reward_model or self.strategy.reward_model
+
+    def reward_model(self, topic: TopicInputs) -> str:
+        """The relevance model whose verdict is the crawl's reward: the settings', else the strategy's; for a topic
+        from a few words (no example pages) the ``keywords`` model, which learns from the crawl itself."""
+        return self._reward_model if topic.example_texts else "keywords"
+
+    def policy(self) -> Policy:
+        """A new policy of the strategy (not yet reset): the one built by the check, then others."""
+        policy, self._unused = self._unused, None
+        return policy if policy is not None else self._build()
+
+    def _build(self) -> Policy:
+        # a copy of the options: a policy may keep a mapping it was given and change it
+        return self.strategy.build(self.judge, copy.deepcopy(self.options))
+
+
 @dataclass
 class Crawl:
     """One crawl, assembled and started: the engine (which holds the policy) and the context it was given."""
 
     engine: CrawlEngine
     context: CrawlContext
-    strategy: Resolved
+    plan: StrategyPlan
     reward_model: str
 
     @property
@@ -76,29 +121,18 @@ class Crawl:
 
 def make_strategy_policy(settings: RunSettings, strategy: str, judge: Judge | None = None) -> Policy:
     """The policy of ``strategy`` with its options from ``settings`` (not yet reset)."""
-    resolved = resolve(strategy)
-    return resolved.make(judge, **strategy_options(settings, strategy, resolved.spec.name))
-
-
-def reward_model_for(settings: RunSettings, strategy: str, topic: TopicInputs) -> str:
-    """The relevance model whose verdict is the crawl's reward: the settings', else the strategy's; for a topic
-    from a few words (no example pages) the ``keywords`` model, which learns from the crawl itself."""
-    if not topic.example_texts:
-        return "keywords"
-    return settings.reward_model or resolve(strategy).reward_model
+    return StrategyPlan(settings, strategy, judge).policy()
 
 
 def check_strategies(settings: RunSettings, strategies: Iterable[str]) -> None:
     """Fail now, before hours of crawling, on an unknown name or an option a strategy does not have."""
     for name in strategies:
-        make_strategy_policy(settings, name, judge=lambda url: False)
-    for name in settings.options:
-        resolve(name)
+        StrategyPlan(settings, name, judge=lambda url: False)  # an oracle is checked as a benchmark builds it
 
 
 def build_crawl(
     settings: RunSettings,
-    strategy: str,
+    strategy: str | StrategyPlan,
     topic: TopicInputs,
     seeds: Sequence[str],
     *,
@@ -108,17 +142,19 @@ def build_crawl(
     context_budget: int | None = None,
     owns: Callable[[str], bool] | None = None,
 ) -> Crawl:
-    """Build and start one crawl of ``strategy`` (a strategy or preset name) from ``seeds`` towards ``topic``.
+    """Build and start one crawl of ``strategy`` (a strategy or preset name, or the ``StrategyPlan`` of one made
+    from the same settings) from ``seeds`` towards ``topic``.
 
     ``classifiers`` shares trained models between crawls of the topic (default: trained here, with the
-    settings' seed). ``context_budget`` is the budget the policy is told, when it differs from the engine's:
-    a resumed crawl keeps its first run's, so that a policy planning with it replays the same way. ``owns``
-    makes it one shard of a distributed crawl (``CrawlEngine``'s partition of the hosts).
+    settings' seed). ``judge`` labels the engine's events for scoring, and goes to an oracle (a plan carries
+    its own). ``context_budget`` is the budget the policy is told, when it differs from the engine's: a resumed
+    crawl keeps its first run's, so that a policy planning with it replays the same way. ``owns`` makes it one
+    shard of a distributed crawl (``CrawlEngine``'s partition of the hosts).
     """
-    resolved = resolve(strategy)
-    reward_model = reward_model_for(settings, strategy, topic)
+    plan = strategy if isinstance(strategy, StrategyPlan) else StrategyPlan(settings, strategy, judge)
+    reward_model = plan.reward_model(topic)
     classifiers = classifiers or Classifiers(topic, settings.seed, page_encoder=settings.page_encoder)
-    policy = make_strategy_policy(settings, strategy, judge)
+    policy = plan.policy()
     own = classifiers.for_crawl(reward_model)
     scorer = own if own is not classifiers.get(reward_model) else classifiers.scorer(reward_model)
     engine = CrawlEngine(policy, scorer, budget=settings.budget,
@@ -128,4 +164,4 @@ def build_crawl(
                            budget=context_budget if context_budget is not None else settings.budget,
                            seed=settings.seed)
     engine.start(context)
-    return Crawl(engine, context, resolved, reward_model)
+    return Crawl(engine, context, plan, reward_model)

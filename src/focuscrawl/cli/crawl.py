@@ -10,8 +10,7 @@ import typer
 from focuscrawl.cli.common import run
 from focuscrawl.cli.dashboard import DEFAULT_PORT, start_dashboard
 from focuscrawl.config import CrawlConfig, load_config, read_effective_config
-from focuscrawl.crawl import Crawler
-from focuscrawl.crawl.distributed import DistributedCrawler
+from focuscrawl.crawl import BaseCrawler, open_crawler
 from focuscrawl.crawl.progress import Progress
 from focuscrawl.crawl.run_folder import SHARDS_DIR, RunFolder
 
@@ -60,7 +59,7 @@ def crawl_cmd(
 ) -> None:
     """Crawl from seeds towards a topic into a run folder. Re-run the same command to resume it."""
 
-    def prepare() -> Crawler | DistributedCrawler:
+    def prepare() -> BaseCrawler:
         stored = read_effective_config(out)
         cfg = load_config(CrawlConfig, config, set_ or (), base=stored, seeds_file=seeds, topic=topic, out=out,
                           strategy=strategy, budget=budget, web=web, hosts_map=hosts_map, concurrency=concurrency,
@@ -69,9 +68,7 @@ def crawl_cmd(
                                  "include": include or None, "exclude": exclude or None, "max_depth": max_depth,
                                  "content_types": content_type or None},
                           fetch={"politeness": politeness}, workers=workers, ray_address=ray_address)
-        if cfg.ray_address and cfg.workers is None:
-            cfg = cfg.model_copy(update={"workers": 1})
-        return DistributedCrawler(cfg) if cfg.workers is not None else Crawler(cfg)
+        return open_crawler(cfg)
 
     if repair:
         def salvage() -> None:
@@ -88,10 +85,7 @@ def crawl_cmd(
     cfg = crawler.config
     display = Progress(crawler, cfg.progress, every_s=cfg.log_every_s) if cfg.progress != "none" else None
     try:
-        if isinstance(crawler, DistributedCrawler):
-            summary = run(lambda: crawler.crawl(on_poll=lambda _: display.refresh() if display else None))
-        else:
-            summary = run(lambda: crawler.crawl(on_page=display.update if display else None))
+        summary = run(lambda: crawler.crawl(on_progress=display.update if display else None))
     except KeyboardInterrupt:
         typer.echo(f"stopped at once; run the same command to resume the crawl in {out}", err=True)
         raise typer.Exit(130) from None

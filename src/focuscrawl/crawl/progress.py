@@ -9,16 +9,15 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from focuscrawl.crawl.api import Crawler
-from focuscrawl.crawl.distributed import DistributedCrawler
+from focuscrawl.crawl.base import BaseCrawler, RunStats
 from focuscrawl.crawl.run_folder import CrawlSummary
-from focuscrawl.storage.state import StepRecord
 
 
 class Progress:
-    """Feed it every page with ``update``; ``close`` prints nothing, ``report`` prints the final summary."""
+    """A crawl's ``on_progress``: ``update`` after each page (or poll of the shards); ``close`` prints nothing,
+    ``report`` prints the final summary."""
 
-    def __init__(self, crawler: Crawler | DistributedCrawler, mode: str = "auto", console: Console | None = None,
+    def __init__(self, crawler: BaseCrawler, mode: str = "auto", console: Console | None = None,
                  every_s: float = 5.0):
         self.crawler = crawler
         self.console = console or Console(stderr=True)
@@ -27,7 +26,6 @@ class Progress:
         self.mode = mode
         self.every_s = every_s
         self._last_log = time.monotonic()
-        self._last_url = ""
         self._live: Live | None = None
 
     def _line(self) -> str:
@@ -60,16 +58,12 @@ class Progress:
         table.add_row("errors", f"{s.errors:,}")
         if self._shards():
             table.add_row("shards (pages/s)", self._shards().split("shards ", 1)[1])
-        table.add_row("last", self._last_url[:100])
+        table.add_row("last", s.last_url[:100])
         table.add_row("elapsed", f"{time.monotonic() - s.started:.0f} s")
         return table
 
-    def update(self, record: StepRecord) -> None:
-        self._last_url = record.url
-        self.refresh()
-
-    def refresh(self) -> None:
-        """Show the crawl's counters as they are now (a distributed crawl's driver calls this after each poll)."""
+    def update(self, stats: RunStats) -> None:
+        """Show the crawl's counters as they are now (``stats`` is the crawler's own ``stats``)."""
         if self.mode == "live" and self._live is None:
             # Started on the first page, so that set-up errors are not printed over an empty panel.
             self._live = Live(self._render(), console=self.console, refresh_per_second=4, transient=False)
@@ -94,5 +88,5 @@ class Progress:
                   f"frontier {summary.frontier_size:,}, {summary.elapsed_s:.1f} s", highlight=False)
         if summary.stopped == "interrupted":
             out.print("run the same command again to resume", highlight=False)
-        stored = "shards/*/state.sqlite" if isinstance(self.crawler, DistributedCrawler) else "state.sqlite"
+        stored = "state.sqlite" if self.crawler.config.workers is None else "shards/*/state.sqlite"
         out.print(f"run folder: {summary.out} (pages.jsonl, harvest.csv, harvest.png, {stored})", highlight=False)

@@ -45,6 +45,7 @@ SUMMARY_FILE = "summary.json"
 PLOT_FILE = "harvest.png"
 LOCK_FILE = ".lock"
 SHARDS_DIR = "shards"
+DISTRIBUTED_FILE = "distributed.json"  # a distributed crawl's N
 
 
 @dataclass
@@ -165,12 +166,32 @@ class RunFolder:
             warc_output = WarcOutput(path)
         return Outputs(pages, harvest, warc_output, {"pages_dropped": dropped, "pages_appended": appended})
 
-    def write_summary(self, summary: CrawlSummary, plot_title: str | None = None) -> None:
+    def write_summary(self, summary: CrawlSummary, plot_title: str | None = None, **extra) -> None:
+        """summary.json (``extra``: more of the report, a distributed crawl's shards) and, with a title, the
+        harvest plot."""
         tmp = self.path / (SUMMARY_FILE + ".tmp")
-        tmp.write_text(json.dumps(asdict(summary), indent=2) + "\n")
+        tmp.write_text(json.dumps({**asdict(summary), **extra}, indent=2) + "\n")
         tmp.replace(self.path / SUMMARY_FILE)
         if plot_title is not None and summary.steps:
             try:
                 plot_harvest_csv(self.path / HARVEST_FILE, self.path / PLOT_FILE, title=plot_title)
             except Exception:  # noqa: BLE001 - a missing plot must not fail a finished crawl
                 pass
+
+
+def check_crawl_kind(path: Path, workers: int | None) -> None:
+    """Refuse to mix two kinds of crawl in one folder: a single-process crawl (``workers`` None) of a distributed
+    one, a distributed crawl of a single-process one, or another number of shards."""
+    marker = path / DISTRIBUTED_FILE
+    if workers is None:
+        if (path / SHARDS_DIR).is_dir() or marker.exists():
+            raise ResumeError(f"{path} is a distributed crawl (--workers): run it with "
+                              "focuscrawl.crawl.distributed.DistributedCrawler or `focuscrawl crawl --workers N`")
+    elif marker.exists():
+        recorded = json.loads(marker.read_text())["workers"]
+        if recorded != workers:
+            raise ResumeError(f"{path} was crawled with --workers {recorded}; resume it with --workers "
+                              f"{recorded} (hosts belong to shards by a hash of N: another N is not supported)")
+    elif (path / STATE_FILE).exists():
+        raise ResumeError(f"{path} holds a single-process crawl; resume it without --workers, or use another run "
+                          "folder")

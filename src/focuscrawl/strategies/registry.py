@@ -55,11 +55,18 @@ class Resolved:
 
     def make(self, judge: Judge | None = None, **options: Any) -> Policy:
         """The policy, with the preset's options overridden by ``options``."""
-        merged = checked_options(self.name, self.spec.factory, {**self.options, **options})
+        return self.build(judge, self.checked(**options))
+
+    def checked(self, **options: Any) -> dict[str, Any]:
+        """The preset's options overridden by ``options``, converted and checked (``checked_options``)."""
+        return checked_options(self.name, self.spec.factory, {**self.options, **options})
+
+    def build(self, judge: Judge | None, options: Mapping[str, Any]) -> Policy:
+        """The policy from options ``checked`` already (a crawl that builds it again checks them once)."""
         if self.spec.needs_ground_truth and judge is None:
             raise ValueError(f"strategy {self.name!r} reads ground truth and only runs on a labelled web")
         try:
-            return self.spec.factory(judge, **merged) if self.spec.needs_ground_truth else self.spec.factory(**merged)
+            return self.spec.factory(judge, **options) if self.spec.needs_ground_truth else self.spec.factory(**options)
         except TypeError as exc:  # a factory taking **options (g-oracle) passes on one its policy does not have
             raise ValueError(f"strategy {self.name!r}: {exc}") from None
 

@@ -1,0 +1,303 @@
+"""One shard of a distributed crawl: a Ray actor running an ordinary crawl over the hosts it owns.
+
+Each shard crawls in ``RUN/shards/K/`` with the builder's engine and policy, the async driver, a state store and
+resume, as a single-process crawl does, and three differences: it fetches only pages it holds a lease for
+(``Coordinator``), links to hosts another shard owns are committed to its outbox with the step that found them,
+and messages from the driver (another shard's links, pooled parameters) are stored in its inbox and logged, so
+that a restarted shard replays them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pickle
+import time
+from collections import deque
+from pathlib import Path
+
+from focuscrawl.builder import Classifiers, StrategyPlan, build_crawl
+from focuscrawl.config import CrawlConfig
+from focuscrawl.crawl.distributed.cluster import require_ray
+from focuscrawl.crawl.distributed.messages import PARAMETERS_PREFIX, apply_message, encode_links, shard_of
+from focuscrawl.crawl.driver import CrawlDriver
+from focuscrawl.crawl.inputs import make_fetcher
+from focuscrawl.crawl.resume import ResumeError, resume
+from focuscrawl.crawl.run_folder import RunFolder
+from focuscrawl.engine import CrawlEngine
+from focuscrawl.policy import ShardAware
+from focuscrawl.types import ForeignLinks, TopicInputs
+
+
+class Outlook:
+    """A running mean of the last values, about ``pages`` of them (exponentially weighted once it has them)."""
+
+    def __init__(self, pages: int = 20):
+        self.pages, self.count, self.mean = pages, 0, None
+
+    def add(self, value: float) -> None:
+        self.count += 1
+        self.mean = value if self.mean is None else self.mean + (value - self.mean) / min(self.count, self.pages)
+
+
+class ShardDriver(CrawlDriver):
+    """The async driver of a shard: fetches only with a lease, commits other shards' links with each step."""
+
+    def __init__(self, shard: Shard, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.shard = shard
+        self.allowed = 0  # pages leased to this actor since it started; self._order counts fetches started
+
+    @property
+    def held(self) -> int:
+        return self.allowed - self._order
+
+    def _may_start(self) -> bool:
+        if self.held <= self.shard.lease_pages // 2:
+            self.shard.refill()
+        return self.held > 0
+
+    def _outbox(self, step: int) -> list[tuple[str, int, bytes]]:
+        out = []
+        for found in self.engine.take_outgoing():
+            by_shard: dict[int, tuple[list[tuple[str, str]], list[str]]] = {}
+            for url, anchor in found.links:
+                by_shard.setdefault(shard_of(url, self.shard.workers), ([], []))[0].append((url, anchor))
+            for url in found.fetched:
+                by_shard.setdefault(shard_of(url, self.shard.workers), ([], []))[1].append(url)
+            for dest, (links, fetched) in sorted(by_shard.items()):
+                message = ForeignLinks(found.parent, found.page, found.relevance, found.reward, found.depth, links,
+                                       fetched)
+                out.append((f"{self.shard.index}:{step}:{dest}", dest, encode_links(message)))
+        return out
+
+
+class Shard:
+    """One shard's crawl in ``RUN/shards/K``; a Ray actor (async: its methods and its crawl share one loop).
+
+    Started by its first ``poll`` (so an actor Ray restarts after a crash starts again by itself, resuming
+    from its store). States: starting, crawling, starved (no lease left in the budget), empty (frontier
+    spent: it waits for links from other shards), stopped.
+    """
+
+    def __init__(self, index: int, workers: int, config: dict, coordinator: str):
+        self.index, self.workers = index, workers
+        self.config = CrawlConfig.model_validate(config)
+        # the coordinator by name: an actor handle among the constructor arguments would make Ray warn
+        # that a restart depends on objects in its store
+        self.coordinator_name = coordinator
+        self.topic: TopicInputs | None = None
+        self.lease_pages = self.config.lease_pages
+        self.out = Path(self.config.out)
+        self.state = "starting"
+        self._started: asyncio.Task | None = None
+        self._lease_lock: asyncio.Lock | None = None
+        self._refill: asyncio.Task | None = None
+        self._no_lease_until = 0.0  # after the coordinator said "nothing left", ask again only after a while
+        self._wake: asyncio.Event | None = None
+        self._stopping = False
+        self.recent: deque[float] = deque(maxlen=2000)
+        self.errors = 0
+        self.relevant = 0
+        self.relevant_domains: set[str] = set()
+        self.restarts = 0
+        self.replayed_rounds = 0  # pooled parameters this process loaded again from its log when it started
+        self.scores = Outlook()  # the policy's scores of this shard's last selections
+        self.relevances = Outlook()  # the relevance of its last pages: the outlook of a policy without scores
+
+    # -- life cycle ------------------------------------------------------------------------------
+    async def _start(self) -> None:
+        self._lease_lock, self._wake = asyncio.Lock(), asyncio.Event()
+        self.coordinator = require_ray().get_actor(self.coordinator_name)
+        self.topic, self.seeds, self.classifier, self.hosts = await self.coordinator.inputs.remote()
+        self.folder = RunFolder(self.out)
+        for _ in range(300):  # a killed predecessor's process may hold the folder's lock for a moment
+            try:
+                self.folder.__enter__()
+                break
+            except ResumeError:
+                await asyncio.sleep(0.1)
+        else:
+            self.folder.__enter__()
+        config = self.config
+        self.store = self.folder.open_store({**config.identity(), "seeds": self.seeds, "shard": self.index,
+                                             "workers": self.workers}, strategy=config.strategy,
+                                            context_budget=config.budget)
+        self.restarts = int(self.store.get_meta("starts", 0))
+        self.store.set_meta(starts=self.restarts + 1)
+        self.engine = self._engine()
+        self.folder.write_config(config)
+        self.outputs = self.folder.open_outputs(self.store, config.strategy, config.warc)
+        self.committed_at_start = self.store.step_count()
+        self.errors = self.store.error_count()
+        self.relevant = self.outputs.harvest.relevant
+        self.relevant_domains = set(self.outputs.harvest.domains)
+        self.fetcher = make_fetcher(config, self.hosts)
+        self.driver = ShardDriver(self, self.engine, self.fetcher, self.store, self.outputs.pages,
+                                  self.outputs.harvest, self.outputs.warc, concurrency=config.concurrency,
+                                  checkpoint_every=config.checkpoint_every)
+        self._task = asyncio.create_task(self._loop())
+
+    def _engine(self) -> CrawlEngine:
+        """A fresh engine of this shard, brought to its store's last commit; counts the pooled rounds replayed."""
+        config = self.config
+        plan = StrategyPlan(config, config.strategy)
+        reward_model = plan.reward_model(self.topic)
+        classifiers = Classifiers(self.topic, config.seed, trained={reward_model: self.classifier})
+        context_budget = self.store.get_meta("context_budget", config.budget)
+
+        def owns(url: str) -> bool:
+            return shard_of(url, self.workers) == self.index
+
+        def fresh() -> CrawlEngine:
+            self.replayed_rounds = 0  # of the replay that brings this engine up (resume may start over)
+            return build_crawl(config, plan, self.topic, self.seeds, classifiers=classifiers,
+                               context_budget=context_budget, owns=owns).engine
+
+        def replay_message(engine: CrawlEngine, message_id: str, blob: bytes) -> int:
+            if message_id.startswith(PARAMETERS_PREFIX):
+                self.replayed_rounds += 1
+            return apply_message(engine, message_id, blob)
+
+        return resume(fresh, self.store, use_checkpoint=config.checkpoint_every > 0, on_message=replay_message)
+
+    async def _ensure_started(self) -> None:
+        if self._started is None:
+            self._started = asyncio.ensure_future(self._start())
+        await asyncio.shield(self._started)
+
+    async def _loop(self) -> None:
+        while not self._stopping:
+            if self.driver.held <= 0:
+                if await self._lease(self.lease_pages) == 0:
+                    self.state = "starved"
+                    await self._sleep(0.2)
+                    continue
+            self.state = "crawling"
+            self._wake.clear()
+            async for record in self.driver.run():
+                self._count(record)
+            if self._stopping:
+                break
+            if self.driver.held > 0:  # the policy had nothing left to select: give the lease back, wait for links
+                self.state = "empty"
+                await self._lease(0, give_back=True)
+                if not self._wake.is_set():
+                    await self._wake.wait()
+        self.state = "stopped"
+
+    async def _sleep(self, seconds: float) -> None:
+        try:
+            await asyncio.wait_for(self._wake.wait(), seconds)
+        except asyncio.TimeoutError:
+            pass
+
+    # -- leases ------------------------------------------------------------------------------------
+    def refill(self) -> None:
+        """Ask for the next lease in the background while the current one is being fetched."""
+        if (self._refill is None or self._refill.done()) and not self._stopping \
+                and time.monotonic() >= self._no_lease_until:
+            self._refill = asyncio.ensure_future(self._lease(self.lease_pages))
+
+    async def _lease(self, want: int, give_back: bool = False) -> int:
+        async with self._lease_lock:  # one claim at a time, so that the coordinator sees them in order
+            if give_back:
+                self.driver.allowed = self.driver._order
+            claim = self.committed_at_start + self.driver.allowed
+            try:
+                grant = await self.coordinator.lease.remote(self.index, claim, want, self.outlook())
+            except Exception:  # noqa: BLE001 - coordinator unreachable (driver gone): fetch nothing more
+                return 0
+            self.driver.allowed += grant
+            if grant:
+                self._wake.set()
+            elif want:
+                self._no_lease_until = time.monotonic() + 0.2
+            return grant
+
+    # -- the driver's calls ---------------------------------------------------------------------------
+    async def poll(self, max_messages: int = 200) -> tuple[dict, list[tuple[str, int, bytes]]]:
+        """This shard's status, and messages of its outbox not yet acknowledged (oldest first)."""
+        await self._ensure_started()
+        if self._task.done() and not self._task.cancelled() and self._task.exception() is not None:
+            raise self._task.exception()  # the crawl loop failed: the driver says why
+        return self.status(), self.store.outbox(max_messages)
+
+    def status(self) -> dict:
+        now = time.monotonic()
+        window = [t for t in self.recent if now - t <= 10.0]
+        rate = len(window) / max(now - window[0], 1e-6) if len(window) >= 2 else 0.0
+        return {"shard": self.index, "state": self.state, "committed": self.store.step_count(),
+                "in_flight": self.driver.in_flight, "held": max(self.driver.held, 0),
+                "frontier": self.engine.frontier_size, "outbox": self.store.outbox_count(),
+                "idle": self.state == "empty" and not self.driver.in_flight and not self._wake.is_set(),
+                "rate": rate, "relevant": self.relevant, "relevant_domains": len(self.relevant_domains),
+                "errors": self.errors, "starts": self.restarts + 1, "replayed_rounds": self.replayed_rounds,
+                "pid": os.getpid(),
+                "outlook": self.outlook()}
+
+    async def receive(self, messages: list[tuple[str, bytes]]) -> list[str]:
+        """Store and adopt other shards' links; returns the ids now stored (new or already there)."""
+        await self._ensure_started()
+        stored = []
+        adopted = 0
+        for message_id, blob in messages:
+            if not self.store.has_message(message_id):
+                adopted += apply_message(self.engine, message_id, blob)  # the engine call, then its op in the log
+                self.store.commit_adopt(message_id, blob)
+            stored.append(message_id)
+        if adopted:
+            self._wake.set()
+        return stored
+
+    async def parameters(self) -> tuple[int, dict] | None:
+        """(pages fetched, the policy's learned parameters), or None when it has none or has fetched nothing."""
+        await self._ensure_started()
+        committed = self.store.step_count()
+        policy = self.engine.policy
+        parameters = policy.parameters() if isinstance(policy, ShardAware) else None
+        return None if parameters is None or committed == 0 else (committed, parameters)
+
+    async def load_parameters(self, message_id: str, parameters: dict) -> None:
+        """Combined parameters from the driver: loaded and logged as a message, so a replay loads them again."""
+        await self._ensure_started()
+        if not self.store.has_message(message_id):
+            policy = self.engine.policy
+            if isinstance(policy, ShardAware):
+                policy.load_parameters(parameters)
+            self.store.commit_adopt(message_id, pickle.dumps(parameters, protocol=pickle.HIGHEST_PROTOCOL))
+
+    async def acknowledge(self, message_ids: list[str]) -> None:
+        await self._ensure_started()
+        self.store.acknowledge(message_ids)
+
+    async def stop(self) -> dict:
+        """Finish the fetches in flight, close everything; returns the final status."""
+        await self._ensure_started()
+        self._stopping = True
+        self.driver.stop()
+        self._wake.set()
+        await self._task
+        status = self.status()
+        self.outputs.close()
+        await self.fetcher.aclose()
+        self.store.close()
+        self.folder.__exit__(None, None, None)
+        return status
+
+    def outlook(self) -> float | None:
+        """How promising this shard's frontier looks: the mean score its policy gave its last selections (what
+        the policy expects of the URLs it takes now; scores of one strategy compare across shards), or, for a
+        policy that gives none, the mean relevance of its last pages; None before its first page."""
+        return self.scores.mean if self.scores.mean is not None else self.relevances.mean
+
+    def _count(self, record) -> None:
+        self.recent.append(time.monotonic())
+        if record.score is not None:
+            self.scores.add(record.score)
+        self.relevances.add(record.relevance)
+        self.errors += int(record.status == 0 or record.status >= 400)
+        if record.reward > 0:
+            self.relevant += 1
+            self.relevant_domains.add(record.host)
+

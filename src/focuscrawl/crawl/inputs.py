@@ -1,0 +1,75 @@
+"""What a crawl reads before it starts, checked in one place and cheaply, before anything is written or trained.
+
+``read_inputs`` is the first thing both crawlers do: the topic directory and its files, the seeds, the
+strategy and its options (``StrategyPlan``), the offline web of ``--web`` and the hosts map of ``--hosts-map``.
+A mistake in any of them is one clear error in a second, not after the classifier was trained or the word
+vectors were built (minutes on a fresh machine), and it leaves no run folder behind.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from focuscrawl.builder import StrategyPlan
+from focuscrawl.config import CrawlConfig
+from focuscrawl.crawl.driver import Fetcher
+from focuscrawl.crawl.offline import OfflineFetcher
+from focuscrawl.topic.topic_dir import load_topic_dir
+from focuscrawl.types import TopicInputs
+from focuscrawl.web import resolve_web_dir
+from focuscrawl.web.http import FetchConfig, HttpFetcher
+from focuscrawl.web.store import OfflineWeb
+
+
+@dataclass
+class CrawlInputs:
+    """A crawl's inputs, read and checked: its topic, seeds, strategy plan and loopback hosts map (if any)."""
+
+    topic: TopicInputs
+    seeds: list[str]
+    strategy: StrategyPlan
+    hosts: dict[str, str] | None
+
+
+def read_inputs(config: CrawlConfig) -> CrawlInputs:
+    """Read and check what ``config`` names; raises the first mistake found (one line each)."""
+    if config.topic is None or not Path(config.topic).is_dir():
+        raise FileNotFoundError(f"topic directory {config.topic} not found" if config.topic else
+                                "a crawl needs a topic directory (see `focuscrawl topic init`)")
+    strategy = StrategyPlan(config, config.strategy)
+    topic = load_topic_dir(config.topic)
+    seeds = config.all_seeds() or list(topic.seeds)
+    if not seeds:
+        raise ValueError("no seeds: give --seeds FILE or put seeds.txt in the topic directory")
+    if config.web:
+        OfflineWeb(resolve_web_dir(config.web)).close()  # a directory that is not an offline web says so here
+    hosts = read_hosts_map(Path(config.hosts_map)) if config.hosts_map is not None else None
+    return CrawlInputs(topic, seeds, strategy, hosts)
+
+
+def read_hosts_map(path: Path) -> dict[str, str]:
+    try:
+        hosts = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        hosts = None
+    if not isinstance(hosts, dict):
+        raise ValueError(f"{path} is not a hosts map (a JSON object host -> ip:port, as `focuscrawl web serve "
+                         "--map` writes)")
+    return hosts
+
+
+def make_fetcher(config: CrawlConfig, hosts: dict[str, str] | None) -> Fetcher:
+    """The fetcher a crawl's settings ask for: an offline web's, or HTTP (a loopback web's with ``hosts``, the
+    hosts map ``read_inputs`` read)."""
+    if config.web:
+        return OfflineFetcher(resolve_web_dir(config.web), latency_s=config.offline_latency_s)
+    settings = dict(config.fetch)
+    if config.scope.content_types is not None:
+        settings.setdefault("content_types", tuple(config.scope.content_types))
+    if hosts is not None:
+        # A web served on loopback: its host names resolve through the server's mapping.
+        settings["resolve_overrides"] = {**hosts, **settings.get("resolve_overrides", {})}
+        settings.setdefault("allow_loopback", True)
+    return HttpFetcher(FetchConfig(**settings))
