@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from focuscrawl.bench.runner import ORACLE, run_benchmark
+from focuscrawl.bench.runner import ORACLE, check_seeds, run_benchmark
 from focuscrawl.builder import check_strategies
 from focuscrawl.config import BenchConfig, load_config
 from focuscrawl.strategies import resolve
@@ -284,6 +284,11 @@ def run_suite(suite: Suite, planned: Sequence[PlannedRow], out: Path, *, jobs: i
     todo = [item for item in planned if item.row.slug not in summaries]
     say(f"suite {suite.name}{' [' + QUICK_LABEL + ']' if quick else ''}: {len(planned)} rows, {len(reused)} reused, "
         f"{len(todo)} to run" + (f", {min(jobs, len(todo))} at a time" if todo else ""))
+    for item in todo:  # a row whose topic cannot seed its runs stops the suite here, before any crawl
+        try:
+            check_seeds(item.config)
+        except ValueError as exc:
+            raise SuiteError(f"row {item.row.label}: {exc}") from None
     if todo:
         # spawn: a fresh interpreter per worker, never a fork of a process holding open webs and threads; and
         # one row per interpreter: a row run after others in the same process gave other figures (WebKB course,
