@@ -21,9 +21,9 @@ fixed, seeded sample of labelled example *texts*, as a user would provide. Defau
   A user's seeds are hubs; a page whose links lead only back to itself or into a handful of pages ends every
   crawl at once, the oracle's included, and the row reports AUC/oracle 1.000 for every strategy (issue 30:
   crawls of 1, 3 and 2 pages on an imported web of 48,175 pages). Reach (``focuscrawl.web.graph``) counts
-  2xx pages, following links out of 2xx pages and redirects through any page, held-out ones included (a
-  crawl fetches them; they are only unscored); dead ends cost a fetch but give nothing, so they do not
-  count. It ignores the per-domain cap and ``max_outlinks``, which limit every strategy alike. The share
+  2xx pages, following links out of 2xx pages and redirects to their targets, through any page, held-out
+  ones included (a crawl fetches them; they are only unscored); dead ends cost a fetch but give nothing, so
+  they do not count. It ignores the per-domain cap and ``max_outlinks``, which limit every strategy alike. The share
   keeps the rule satisfiable on webs smaller than ten budgets (Wikispeedia's 4,598 pages: 460; WebKB's
   5,766: 577; the embedded web's 345: 35). The rule is per seed, not per run's seeds together, so the pool
   does not depend on how many seeds a run takes and each seed can start a crawl of its own. Where every
@@ -125,6 +125,7 @@ class BenchTopic:
         return self.graph.reach(index[url] for url in seeds if url in index)
 
     def seeds_for_run(self, run: int, count: int) -> list[str]:
+        """Run ``run``'s ``count`` seeds from the seed pool; ``TopicError`` when the pool holds fewer."""
         pool = self.seed_pool
         if count > len(pool):
             pages = int(self.graph.fetchable.sum())
