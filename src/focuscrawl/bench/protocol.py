@@ -164,7 +164,8 @@ def load_topic(
     examples_irrelevant: int = EXAMPLES_IRRELEVANT,
 ) -> BenchTopic:
     """The topic's agent inputs, ground truth and seed candidates; ``budget`` and ``reach_share`` set how many
-    pages a seed must reach (the seed pool is computed at the first draw: commands that draw none skip it)."""
+    pages a seed must reach. The seed pool is computed here, while ``web`` is open (a caller may close it before
+    drawing seeds); a topic with too few seeds fails only when seeds are drawn."""
     labels = web.labels()
     all_labels = {label for text in labels.values() for label in split_labels(text)}
     relevant = frozenset(url for url, text in labels.items() if label_matches(text, topic))
@@ -214,9 +215,11 @@ def load_topic(
         example_labels=example_labels,
     )
     scored = relevant - held_out
-    return BenchTopic(inputs=inputs, truth=GroundTruth(topic, scored, web), candidates=seed_candidates,
-                      seed=seed, budget=budget, reach_share=reach_share, held_out=len(held_out),
-                      held_out_relevant=len(relevant) - len(scored))
+    bench = BenchTopic(inputs=inputs, truth=GroundTruth(topic, scored, web), candidates=seed_candidates,
+                       seed=seed, budget=budget, reach_share=reach_share, held_out=len(held_out),
+                       held_out_relevant=len(relevant) - len(scored))
+    bench.seed_pool  # computed (with the link graph) while the web is open: a caller may close it next
+    return bench
 
 
 def init_from_web(
