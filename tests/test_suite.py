@@ -150,3 +150,39 @@ def test_mistakes_end_with_one_line_and_exit_2(tmp_path, args, suite, message):
     assert result.exit_code == 2, result.output
     assert message in result.output and len(result.output.strip().splitlines()) == 1, result.output
     assert not (tmp_path / "out").exists()
+
+
+FIGURES = ("auc_ratios", "oracle_ratios", "relevant_domains", "relevant_pages_mean", "harvest_rate_mean", "steps_mean")
+
+
+def _rows_in_one_process(configs: list) -> list[dict]:
+    """The suite's own row function, ``_run_row``, on ``configs`` one after the other in one fresh process."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from focuscrawl.bench.suite import _run_row
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return [pool.submit(_run_row, config, False).result() for config in configs]
+
+
+def test_a_row_gives_the_same_figures_whichever_row_ran_before_it_in_the_process(tmp_path):
+    """Process-wide state (the TF-IDF, keyword and anchor-model caches, the word vectors, BLAS threads) must
+    not carry one row's crawls into the next: rows A then B and B then A in one process, same figures."""
+    from focuscrawl.config import BenchConfig
+
+    def config(topic: str, order: str) -> BenchConfig:
+        return BenchConfig(web="embedded", topic=topic, budget=50, runs=1, examples_irrelevant=30,
+                           strategies=["adaptive", "tres"],
+                           out=tmp_path / order / topic.rsplit(".", 1)[-1])
+
+    def figures(summary: dict) -> dict:
+        return {entry["strategy"]: {key: entry[key] for key in FIGURES} for entry in summary["strategies"]}
+
+    a, b = "subject.Science.Biology", "subject.Everyday_life.Food_and_agriculture"
+    a_first, b_second = map(figures, _rows_in_one_process([config(a, "ab"), config(b, "ab")]))
+    b_first, a_second = map(figures, _rows_in_one_process([config(b, "ba"), config(a, "ba")]))
+    assert a_first == a_second and b_first == b_second
+    # real crawls, not rows that stopped at once
+    assert all(entry["steps_mean"] == 50 for entry in [*a_first.values(), *b_first.values()])
+    assert a_first != b_first and any(entry["auc_ratios"] != [1.0] for entry in a_first.values())

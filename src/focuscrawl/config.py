@@ -29,6 +29,8 @@ CONFIG_FILE = "config.yml"
 # The benchmark protocol's example pages per topic (focuscrawl.bench.protocol says why these numbers).
 EXAMPLES_RELEVANT = 20
 EXAMPLES_IRRELEVANT = 80
+# Its seeds: each must reach min(budget, this share of the web's pages) (focuscrawl.bench.protocol says why).
+SEED_REACH_SHARE = 0.1
 
 
 class ScopeConfig(BaseModel):
@@ -165,6 +167,9 @@ class BenchConfig(RunSettings):
     seeds_per_run: int = Field(1, gt=0, description="relevant seed pages per run")
     examples_irrelevant: int = Field(EXAMPLES_IRRELEVANT, gt=0,
                                      description="irrelevant example texts the classifiers train on")
+    seed_reach_share: float = Field(SEED_REACH_SHARE, gt=0, le=1,
+                                    description="a seed must be able to reach the budget's worth of pages, or "
+                                                "this share of the web's pages if fewer")
     keyword_only: bool = Field(False, description="topics from their keywords alone, as most users start: no "
                                                  "example texts reach the agent (the same pages stay held out)")
     out: Path = Field(Path("bench-results"), description="output folder")

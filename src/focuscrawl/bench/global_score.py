@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from focuscrawl.bench.runner import run_benchmark
+from focuscrawl.bench.runner import check_seeds, run_benchmark
 from focuscrawl.config import BenchConfig
 
 
@@ -62,13 +62,15 @@ def run_global(config: BenchConfig, targets: Sequence[Target],
     if len(targets) < 1:
         raise ValueError("--global needs at least one web")
     out = Path(config.out)
+    configs = [config.model_copy(update={"web": target.web, "topic": target.topic,
+                                         "seeds_per_run": target.seeds_per_run, "out": out / f"{i:02d}-{target.slug}"})
+               for i, target in enumerate(targets)]
+    for target_config in configs[1:]:  # a later web that cannot seed its runs stops the score before any crawl
+        check_seeds(target_config)
     per_target = []
-    for i, target in enumerate(targets):
+    for i, (target, target_config) in enumerate(zip(targets, configs)):
         if progress:
             progress(f"[{i + 1}/{len(targets)}] {target.web} / {target.topic} ({target.seeds_per_run} seed(s) per run)")
-        target_config = config.model_copy(update={"web": target.web, "topic": target.topic,
-                                                  "seeds_per_run": target.seeds_per_run,
-                                                  "out": out / f"{i:02d}-{target.slug}"})
         per_target.append(run_benchmark(target_config, progress))
     result = combine(per_target, budget=config.budget, runs=config.runs, max_per_domain=config.max_per_domain,
                      seed=config.seed)

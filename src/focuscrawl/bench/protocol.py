@@ -14,12 +14,26 @@ fixed, seeded sample of labelled example *texts*, as a user would provide. Defau
   ``topic_defaults.train_host_pattern`` is set (WebKB: ``cornell\\.edu$``) the examples come only from
   matching hosts and every page of those hosts is held out (train on one university, crawl the rest);
   elsewhere the held-out pages are the sampled examples themselves;
-- seeds of run i: ``seeds_per_run`` relevant, not held-out pages with outlinks, drawn by a generator
-  seeded with (seed, topic, i), so run i is the same for every strategy and every rerun.
+- seeds of run i: ``seeds_per_run`` pages drawn by a generator seeded with (seed, topic, i), so run i is
+  the same for every strategy and every rerun, from the topic's *seed pool*: relevant, not held-out pages
+  with outlinks from each of which a crawl can fetch at least ``min(budget, ceil(seed_reach_share * P))``
+  pages, P being the web's 2xx pages (``seed_reach_share``: ``SEED_REACH_SHARE``, 0.1, a bench setting).
+  A user's seeds are hubs; a page whose links lead only back to itself or into a handful of pages ends every
+  crawl at once, the oracle's included, and the row reports AUC/oracle 1.000 for every strategy (issue 30:
+  crawls of 1, 3 and 2 pages on an imported web of 48,175 pages). Reach (``focuscrawl.web.graph``) counts
+  2xx pages, following links out of 2xx pages and redirects to their targets, through any page, held-out
+  ones included (a crawl fetches them; they are only unscored); dead ends cost a fetch but give nothing, so
+  they do not count. It ignores the per-domain cap and ``max_outlinks``, which limit every strategy alike. The share
+  keeps the rule satisfiable on webs smaller than ten budgets (Wikispeedia's 4,598 pages: 460; WebKB's
+  5,766: 577; the embedded web's 345: 35). The rule is per seed, not per run's seeds together, so the pool
+  does not depend on how many seeds a run takes and each seed can start a crawl of its own. Where every
+  candidate qualifies (every Wikispeedia topic) the draws are those of the rule before it; when fewer pages
+  qualify than a run takes, ``seeds_for_run`` raises ``TopicError`` saying so in one line.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Collection
@@ -27,7 +41,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from focuscrawl.config import EXAMPLES_IRRELEVANT, EXAMPLES_RELEVANT
+from focuscrawl.config import EXAMPLES_IRRELEVANT, EXAMPLES_RELEVANT, SEED_REACH_SHARE, RunSettings
 from focuscrawl.topic.topic_dir import write_topic_dir
 from focuscrawl.types import TopicInputs
 from focuscrawl.web.graph import UNREACHABLE, LinkGraph
@@ -70,22 +84,58 @@ class GroundTruth:
         return {urls[i]: int(dist[i]) for i in reached.tolist()}
 
 
+DEFAULT_BUDGET: int = RunSettings.model_fields["budget"].default
+
+
 @dataclass
 class BenchTopic:
     """Everything the benchmark needs for one topic on one web."""
 
     inputs: TopicInputs
     truth: GroundTruth
-    seed_pool: list[str]
+    candidates: list[str]  # relevant, not held-out 2xx pages with outlinks, sorted
     seed: int
+    budget: int = DEFAULT_BUDGET
+    reach_share: float = SEED_REACH_SHARE
     held_out: int = 0  # pages excluded from scoring because examples come from them
     held_out_relevant: int = 0
 
+    @property
+    def graph(self) -> LinkGraph:
+        graph = self.truth.graph
+        if graph is None:
+            raise TopicError(f"topic {self.truth.topic!r} has no web to draw seeds from")
+        return graph
+
+    @cached_property
+    def reach_threshold(self) -> int:
+        """Pages each seed must be able to reach: the budget, or the share of the web's 2xx pages if fewer."""
+        return max(1, min(self.budget, math.ceil(self.reach_share * int(self.graph.fetchable.sum()))))
+
+    @cached_property
+    def seed_pool(self) -> list[str]:
+        """The candidates from which a crawl can fetch at least ``reach_threshold`` pages."""
+        index = self.graph.index
+        able = self.graph.can_reach((index[url] for url in self.candidates), self.reach_threshold)
+        return [url for url, ok in zip(self.candidates, able.tolist()) if ok]
+
+    def reach(self, seeds: Collection[str]) -> int:
+        """2xx pages a crawl from ``seeds`` can fetch, with no budget (what ``summary.json`` records per run)."""
+        index = self.graph.index
+        return self.graph.reach(index[url] for url in seeds if url in index)
+
     def seeds_for_run(self, run: int, count: int) -> list[str]:
-        if count > len(self.seed_pool):
-            raise TopicError(f"topic {self.truth.topic!r} has only {len(self.seed_pool)} candidate seed pages")
+        """Run ``run``'s ``count`` seeds from the seed pool; ``TopicError`` when the pool holds fewer."""
+        pool = self.seed_pool
+        if count > len(pool):
+            pages = int(self.graph.fetchable.sum())
+            raise TopicError(
+                f"topic {self.truth.topic!r} on {self.truth.web.name!r} cannot be seeded: "
+                f"{'only ' + str(len(pool)) if pool else 'none'} of its {len(self.candidates)} candidate seed pages "
+                f"(relevant, with outlinks) can reach {self.reach_threshold:,} pages (the budget, {self.budget:,}, "
+                f"or {self.reach_share:g} of the web's {pages:,} pages if fewer) and a run takes {count}")
         rng = random.Random(f"{self.seed}:{self.truth.topic}:seeds:{run}")
-        return rng.sample(self.seed_pool, count)
+        return rng.sample(pool, count)
 
 
 def topic_keywords(topic: str, all_labels: set[str]) -> list[str]:
@@ -108,9 +158,14 @@ def load_topic(
     topic: str,
     seed: int = 0,
     *,
+    budget: int = DEFAULT_BUDGET,
+    reach_share: float = SEED_REACH_SHARE,
     examples_relevant: int = EXAMPLES_RELEVANT,
     examples_irrelevant: int = EXAMPLES_IRRELEVANT,
 ) -> BenchTopic:
+    """The topic's agent inputs, ground truth and seed candidates; ``budget`` and ``reach_share`` set how many
+    pages a seed must reach. The seed pool is computed here, while ``web`` is open (a caller may close it before
+    drawing seeds); a topic with too few seeds fails only when seeds are drawn."""
     labels = web.labels()
     all_labels = {label for text in labels.values() for label in split_labels(text)}
     relevant = frozenset(url for url, text in labels.items() if label_matches(text, topic))
@@ -142,8 +197,8 @@ def load_topic(
     negatives = rng.sample(pool_neg, min(examples_irrelevant, len(pool_neg)))
     if train_host is None:
         held_out = set(positives) | set(negatives)
-    seed_pool = sorted(url for url in candidates if url not in held_out)
-    if not seed_pool:
+    seed_candidates = sorted(url for url in candidates if url not in held_out)
+    if not seed_candidates:
         raise TopicError(f"topic {topic!r} has no relevant page with outlinks to start a crawl from")
     texts, example_labels = [], []
     for urls, label in ((positives, 1), (negatives, 0)):
@@ -160,8 +215,11 @@ def load_topic(
         example_labels=example_labels,
     )
     scored = relevant - held_out
-    return BenchTopic(inputs=inputs, truth=GroundTruth(topic, scored, web), seed_pool=seed_pool,
-                      seed=seed, held_out=len(held_out), held_out_relevant=len(relevant) - len(scored))
+    bench = BenchTopic(inputs=inputs, truth=GroundTruth(topic, scored, web), candidates=seed_candidates,
+                       seed=seed, budget=budget, reach_share=reach_share, held_out=len(held_out),
+                       held_out_relevant=len(relevant) - len(scored))
+    bench.seed_pool  # computed (with the link graph) while the web is open: a caller may close it next
+    return bench
 
 
 def init_from_web(
@@ -172,13 +230,16 @@ def init_from_web(
     seed: int = 0,
     seeds: int = 1,
     run: int = 0,
+    budget: int = DEFAULT_BUDGET,
+    reach_share: float = SEED_REACH_SHARE,
     overwrite: bool = False,
 ) -> TopicInputs:
     """A topic directory from a labelled offline web: the benchmark's examples, keywords and run ``run``'s
-    seeds, so that a crawl of the served web gets exactly the inputs ``focuscrawl bench`` gives an agent."""
+    seeds (drawn for ``budget`` as ``focuscrawl bench --budget`` draws them), so that a crawl of the served web
+    gets exactly the inputs ``focuscrawl bench`` gives an agent."""
     web = OfflineWeb(web_dir)
     try:
-        bench = load_topic(web, label, seed=seed)
+        bench = load_topic(web, label, seed=seed, budget=budget, reach_share=reach_share)
         topic = bench.inputs
         topic.seeds = bench.seeds_for_run(run, seeds) if seeds > 0 else []
     finally:

@@ -26,6 +26,11 @@ def summary_markdown(summary: dict) -> str:
         f"MAX per domain {summary['max_per_domain']}, {summary['relevant_total']} relevant pages in the web, "
         f"seed {summary['seed']}\n\n"
     )
+    reach = summary.get("seed_reach")
+    if reach:
+        head += (f"seeds: each can reach at least {reach['threshold']:,} of the web's {reach['web_pages']:,} pages "
+                 f"({reach['seed_pool']} of {reach['candidates']} candidate pages do); pages a crawl can reach from "
+                 f"each run's seeds: {', '.join(f'{n:,}' for n in reach['runs'])}\n\n")
     lines = ["| " + " | ".join(title for _, title, _ in COLUMNS) + " |",
              "|" + "---|" * len(COLUMNS)]
     for row in summary["strategies"]:

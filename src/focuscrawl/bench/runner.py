@@ -114,20 +114,41 @@ def summarize(results: list[RunResult], strategies: list[str]) -> list[dict]:
     return rows
 
 
+def bench_topic(web: OfflineWeb, config: BenchConfig) -> BenchTopic:
+    """The benchmark topic of ``config`` on ``web`` (its inputs, judge and seed pool for ``config.budget``)."""
+    return load_topic(web, config.topic, seed=config.seed, budget=config.budget,
+                      reach_share=config.seed_reach_share, examples_irrelevant=config.examples_irrelevant)
+
+
+def draw_seeds(topic: BenchTopic, config: BenchConfig) -> list[list[str]]:
+    """Every run's seeds; a ``TopicError`` when the topic cannot give them (see ``focuscrawl.bench.protocol``)."""
+    return [topic.seeds_for_run(run, config.seeds_per_run) for run in range(config.runs)]
+
+
+def check_seeds(config: BenchConfig) -> None:
+    """Raise what ``run_benchmark`` would raise when the topic cannot seed every run: for callers that run
+    many benchmarks (a suite, the global score), so that a bad one stops them before any crawl."""
+    web = OfflineWeb(resolve_web_dir(config.web))
+    try:
+        draw_seeds(bench_topic(web, config), config)
+    finally:
+        web.close()
+
+
 def run_benchmark(config: BenchConfig, progress: Callable[[str], None] | None = None) -> dict:
     """Run every strategy ``config.runs`` times on the topic and write the summary files into ``config.out``."""
     check_strategies(config, config.strategies)  # fail before hours of crawling, not in the middle
     web = OfflineWeb(resolve_web_dir(config.web))
     try:
-        topic = load_topic(web, config.topic, seed=config.seed, examples_irrelevant=config.examples_irrelevant)
+        topic = bench_topic(web, config)
+        run_seeds = draw_seeds(topic, config)  # a topic that cannot seed every run fails before any crawl
         if config.keyword_only:
             topic.inputs = TopicInputs(topic.inputs.name, topic.inputs.keywords, [], [])
         order = [ORACLE] + [s for s in dict.fromkeys(config.strategies) if s != ORACLE]
         # Each reward model trained once on the topic's examples and shared by the strategies that use it.
         classifiers = Classifiers(topic.inputs, config.seed, memoize=True, page_encoder=config.page_encoder)
         results: list[RunResult] = []
-        for run in range(config.runs):
-            seeds = topic.seeds_for_run(run, config.seeds_per_run)
+        for run, seeds in enumerate(run_seeds):
             for name in order:
                 result = crawl_once(web, topic, classifiers, config.run_settings(run), name, run, seeds)
                 results.append(result)
@@ -144,6 +165,10 @@ def run_benchmark(config: BenchConfig, progress: Callable[[str], None] | None = 
             "budget": config.budget,
             "runs": config.runs,
             "seeds_per_run": config.seeds_per_run,
+            # each seed reaches at least `threshold` pages; `runs`: the pages all of a run's seeds reach
+            "seed_reach": {"threshold": topic.reach_threshold, "share": config.seed_reach_share,
+                           "web_pages": int(topic.graph.fetchable.sum()), "candidates": len(topic.candidates),
+                           "seed_pool": len(topic.seed_pool), "runs": [topic.reach(seeds) for seeds in run_seeds]},
             "max_per_domain": config.max_per_domain,
             "seed": config.seed,
             "keywords": topic.inputs.keywords,

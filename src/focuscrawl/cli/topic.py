@@ -18,8 +18,9 @@ import typer
 from rich.table import Table
 
 from focuscrawl.bench.classifiers import cross_validate, evaluation_sample
-from focuscrawl.bench.protocol import init_from_web, load_topic
+from focuscrawl.bench.protocol import DEFAULT_BUDGET, init_from_web, load_topic
 from focuscrawl.cli.common import console, fail, out, run
+from focuscrawl.config import SEED_REACH_SHARE, BenchConfig
 from focuscrawl.topic.embeddings import build_word_vectors, load_word_vectors
 from focuscrawl.topic.keywords import expand_keywords, keyword_table
 from focuscrawl.topic.models import train_relevance_model
@@ -59,6 +60,11 @@ def init_cmd(
     seed: Annotated[int, typer.Option(help="with --from-web: sampling seed, as in focuscrawl bench")] = 0,
     seeds_per_run: Annotated[int, typer.Option(help="with --from-web: seed URLs to pick")] = 1,
     run_index: Annotated[int, typer.Option("--run", help="with --from-web: take the seeds of benchmark run i")] = 0,
+    budget: Annotated[int, typer.Option(help="with --from-web: the crawl's budget; each seed can reach this many "
+                                             "pages (or the share below of the web's, if fewer), as in "
+                                             "focuscrawl bench")] = DEFAULT_BUDGET,
+    seed_reach_share: Annotated[float, typer.Option(help="with --from-web: the share of the web's pages a seed may "
+                                                         "reach instead of the budget")] = SEED_REACH_SHARE,
     name: Annotated[Optional[str], typer.Option(help="topic name (default: the directory name)")] = None,
     overwrite: bool = False,
 ) -> None:
@@ -69,8 +75,10 @@ def init_cmd(
         if from_web is not None:
             if label is None:
                 raise ValueError("--from-web needs --topic LABEL")
+            settings = BenchConfig(budget=budget, seed_reach_share=seed_reach_share)  # checked as bench checks them
             return init_from_web(out_dir, resolve_web_dir(from_web), label, seed=seed, seeds=seeds_per_run,
-                                 run=run_index, overwrite=overwrite)
+                                 run=run_index, budget=settings.budget, reach_share=settings.seed_reach_share,
+                                 overwrite=overwrite)
         seed_urls = read_lines(seeds) if seeds else []
         words = [k.strip() for k in (keywords or "").split(",") if k.strip()]
         if positive is None and negative is None:

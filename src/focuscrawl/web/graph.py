@@ -1,31 +1,59 @@
-"""The link graph of an offline web, for what only ground truth may know: how far a page is from a target.
+"""The link graph of an offline web, for what only ground truth may know: how far a page is from a target,
+and how much of the web a page can lead to.
 
 The distance-guided oracle (``focuscrawl.strategies.baselines.OraclePolicy``) asks, through the benchmark's
 ``GroundTruth``, how many links separate each page from the nearest relevant page it has not fetched yet.
 One breadth-first search from all targets at once over the reversed links answers that for every page.
 A redirect is an edge to its target, as a crawler follows it.
+
+The benchmark's seeds must be able to crawl (``focuscrawl.bench.protocol``): ``reach`` counts the pages a
+crawl from given pages can fetch, and ``can_reach`` tells, for many candidate pages at once, which lead to at
+least a given number. Reach follows links the way a crawl does: out of pages that answer 2xx (their
+outlinks) and out of redirects (to their target), never out of a dead end (4xx, 5xx, unknown URL), which
+answers no links. It counts only 2xx pages: a dead end or a redirect's own URL costs a crawl a fetch but holds
+no text and no link, so a seed that can reach only those cannot give a crawl anything to choose between.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cached_property
 
 import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 UNREACHABLE = -1
 
 
+def _neighbours(indptr: np.ndarray, adjacent: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """The distinct nodes adjacent to any of ``nodes`` in a CSR (``adjacent[indptr[i]:indptr[i + 1]]``)."""
+    starts, ends = indptr[nodes], indptr[nodes + 1]
+    counts = ends - starts
+    total = int(counts.sum())
+    if not total:
+        return np.empty(0, dtype=np.int64)
+    # every edge of these nodes at once: positions starts[k] .. ends[k] for each k
+    offsets = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)
+    return np.unique(adjacent[offsets])
+
+
 class LinkGraph:
     """Pages by dense index, and their in-links as a CSR (``indptr``, ``sources``): page i is linked from
-    ``sources[indptr[i]:indptr[i + 1]]``."""
+    ``sources[indptr[i]:indptr[i + 1]]``. ``statuses`` (HTTP status per page; all 200 when not given) says
+    which pages a crawl can fetch and which it follows links out of."""
 
-    def __init__(self, urls: list[str], src: np.ndarray, dst: np.ndarray):
+    def __init__(self, urls: list[str], src: np.ndarray, dst: np.ndarray, statuses: np.ndarray | None = None):
         self.urls = urls
         self.index = {url: i for i, url in enumerate(urls)}
         order = np.argsort(dst, kind="stable")
         self.sources = src[order].astype(np.int64)
         self.indptr = np.zeros(len(urls) + 1, dtype=np.int64)
         np.cumsum(np.bincount(dst, minlength=len(urls)), out=self.indptr[1:])
+        self.statuses = (np.full(len(urls), 200, dtype=np.int64) if statuses is None
+                         else np.asarray(statuses, dtype=np.int64))
+        if len(self.statuses) != len(urls):
+            raise ValueError(f"{len(self.statuses)} statuses for {len(urls)} pages")
 
     def distances_to(self, targets: Iterable[int]) -> np.ndarray:
         """Links from every page to the nearest of ``targets`` (0 for a target, UNREACHABLE when none)."""
@@ -35,13 +63,73 @@ class LinkGraph:
         depth = 0
         while level.size:
             depth += 1
-            starts, ends = self.indptr[level], self.indptr[level + 1]
-            counts = ends - starts
-            if not counts.sum():
+            parents = _neighbours(self.indptr, self.sources, level)
+            if not parents.size:
                 break
-            # every in-link of this level at once: positions starts[k] .. ends[k] for each k
-            offsets = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
-            parents = np.unique(self.sources[offsets])
             level = parents[dist[parents] == UNREACHABLE]
             dist[level] = depth
         return dist
+
+    # -- reach: what a crawl from some pages can fetch ---------------------------------------------------
+    @cached_property
+    def fetchable(self) -> np.ndarray:
+        """Pages a crawl fetches with content: status 2xx (bool per page)."""
+        return (self.statuses >= 200) & (self.statuses < 300)
+
+    @cached_property
+    def _followed(self) -> csr_matrix:
+        """Links a crawl follows, as a CSR from source to target: those out of 2xx pages and redirects."""
+        n = len(self.urls)
+        dst = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.indptr))
+        keep = (self.statuses[self.sources] >= 200) & (self.statuses[self.sources] < 400)
+        edges = csr_matrix((np.ones(int(keep.sum()), dtype=np.int8), (self.sources[keep], dst[keep])), shape=(n, n))
+        edges.sum_duplicates()
+        return edges
+
+    @cached_property
+    def _followed_back(self) -> csr_matrix:
+        return self._followed.T.tocsr()
+
+    def closure(self, sources: Iterable[int], *, backwards: bool = False) -> np.ndarray:
+        """Every page reachable from ``sources`` (``sources`` included) along followed links, as a bool mask;
+        ``backwards``: every page from which one of ``sources`` is reachable."""
+        edges = self._followed_back if backwards else self._followed
+        indptr, adjacent = edges.indptr.astype(np.int64), edges.indices.astype(np.int64)
+        seen = np.zeros(len(self.urls), dtype=bool)
+        level = np.unique(np.fromiter(sources, dtype=np.int64))
+        seen[level] = True
+        while level.size:
+            found = _neighbours(indptr, adjacent, level)
+            level = found[~seen[found]]
+            seen[level] = True
+        return seen
+
+    def reach(self, sources: Iterable[int]) -> int:
+        """2xx pages a crawl from ``sources`` can fetch (``sources`` included), with no budget or cap."""
+        return int((self.closure(sources) & self.fetchable).sum())
+
+    def can_reach(self, candidates: Iterable[int], threshold: int) -> np.ndarray:
+        """For each candidate page, whether a crawl from it alone can fetch at least ``threshold`` 2xx pages.
+
+        Pages of one strongly connected component reach the same pages, so the question is asked once per
+        component: a component holding ``threshold`` pages itself answers yes for every page that can reach
+        it (one backward search from all such components), and the rest, which reach no large component,
+        are counted one search each.
+        """
+        candidates = np.fromiter(candidates, dtype=np.int64)
+        edges = self._followed
+        _, component = connected_components(edges, directed=True, connection="strong")
+        size = np.bincount(component, weights=self.fetchable)
+        large = np.flatnonzero(size[component] >= threshold)
+        ok = self.closure(large, backwards=True)[candidates] if large.size else np.zeros(len(candidates), bool)
+        answer: dict[int, bool] = {}
+        for k in np.flatnonzero(~ok):
+            page = int(candidates[k])
+            c = int(component[page])
+            if c not in answer:
+                reached = breadth_first_order(edges, page, directed=True, return_predecessors=False)
+                answer[c] = int(self.fetchable[reached].sum()) >= threshold
+                if not answer[c]:  # what a page reaches reaches less: no for every component on the way
+                    answer.update(dict.fromkeys(np.unique(component[reached]).tolist(), False))
+            ok[k] = answer[c]
+        return ok

@@ -159,22 +159,25 @@ class OfflineWeb:
         return dict(self._db.execute("SELECT url, labels FROM pages WHERE labels != ''"))
 
     def link_graph(self) -> LinkGraph:
-        """Every stored URL and every link between them (a redirect links to its target), for ground-truth
-        distances. Not for agents: it is the whole web, which a crawler only learns by crawling."""
+        """Every stored URL with its status and every link between them (a redirect links to its target), for
+        ground-truth distances and reach. Not for agents: it is the whole web, which a crawler only learns by
+        crawling."""
         urls: list[str] = []
+        statuses: list[int] = []
         row_of: dict[int, int] = {}
         redirects: list[tuple[int, str]] = []
         for page_id, url, status, location in self._db.execute(
                 "SELECT id, url, status, location FROM pages ORDER BY id"):
             row_of[page_id] = len(urls)
             urls.append(url)
+            statuses.append(status)
             if 300 <= status < 400 and location:
                 redirects.append((page_id, location))
         pairs = [(row_of[s], row_of[d]) for s, d in self._db.execute("SELECT src, dst FROM links")]
         index = {url: i for i, url in enumerate(urls)}
         pairs += [(row_of[page_id], index[location]) for page_id, location in redirects if location in index]
         edges = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-        return LinkGraph(urls, edges[:, 0], edges[:, 1])
+        return LinkGraph(urls, edges[:, 0], edges[:, 1], np.array(statuses, dtype=np.int64))
 
     def texts(self, urls: Iterable[str]) -> list[str]:
         out = []
