@@ -37,10 +37,10 @@ their evidence by Thompson sampling on what each found so far instead of uniform
 Each selection says why: its predicted relevance as ``score`` and the evidence that contributed most as
 ``reason`` ("predicted 0.82: sl-ne 0.91, parent 0.75").
 
-Costs. The crawled graph and its neighbourhood sums are Gouriten et al.'s (``gouriten.graph``),
-maintained incrementally; the other evidence is computed once per link (one classifier call and one
-similarity pass per page for all its links) and updated for the frontier URLs a page links to again.
-The ranking is ``gouriten.ranking``'s lazily invalidated heap over predictions, updated for the URLs
+Costs. The crawled graph and its neighbourhood sums are Gouriten et al.'s (``frontier.graph``, shared with
+``gouriten``), maintained incrementally; the other evidence is computed once per link (one classifier call
+and one similarity pass per page for all its links) and updated for the frontier URLs a page links to again.
+The ranking is ``frontier.ranking``'s lazily invalidated heap over predictions, updated for the URLs
 whose evidence changed; the whole frontier is re-predicted (new weights, new link model, new site
 records) every ``rerank_every`` selections, and more rarely on large frontiers, one numpy pass each. An
 exploring step reads one evidence column of the frontier, or of a uniform sample of ``EXPLORE_SAMPLE`` URLs
@@ -57,9 +57,9 @@ import numpy as np
 from pydantic import Field
 
 from focuscrawl.policy import Count, CrawlContext, Fraction, Policy, PositiveFloat, ShardAware
-from focuscrawl.strategies.gouriten.graph import FRONTIER, CrawlGraph
-from focuscrawl.strategies.gouriten.ranking import Ranking
-from focuscrawl.strategies.gouriten.scoring import anchor_windows
+from focuscrawl.strategies.frontier.graph import FRONTIER, CrawlGraph
+from focuscrawl.strategies.frontier.link_context import anchor_windows
+from focuscrawl.strategies.frontier.ranking import Ranking
 from focuscrawl.strategies.registry import StrategySpec, register
 from focuscrawl.topic.similarity import TopicSimilarity
 from focuscrawl.topic.text import terms, url_text
@@ -67,7 +67,7 @@ from focuscrawl.types import Observation, Selection
 from focuscrawl.urls import domain_of
 from focuscrawl.web.domains import registered_domain
 
-GRAPH = ("fl-deg", "fl-n", "fl-e", "fl-ne", "sl-n", "sl-e", "sl-ne")  # gouriten.graph's feature columns
+GRAPH = ("fl-deg", "fl-n", "fl-e", "fl-ne", "sl-n", "sl-e", "sl-ne")  # frontier.graph's feature columns
 OWN = ("parent", "anchor", "words", "links", "path", "local")
 HOST = ("site", "known", "rare")  # read from the host's record when predicting, not stored per URL
 EVIDENCE = GRAPH + OWN + HOST

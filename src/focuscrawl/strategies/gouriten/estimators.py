@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from focuscrawl.strategies.gouriten.graph import CRAWLED, CrawlGraph
+from focuscrawl.strategies.frontier.graph import CRAWLED, CrawlGraph
 
 
 class Estimator:

@@ -14,6 +14,8 @@ from collections.abc import Callable
 import numpy as np
 
 from focuscrawl.policy import CrawlContext, Policy
+from focuscrawl.strategies.frontier.graph import FRONTIER, CrawlGraph
+from focuscrawl.strategies.frontier.ranking import Ranking
 from focuscrawl.strategies.gouriten.bandits import (
     Bandit,
     EpsilonFirst,
@@ -27,8 +29,6 @@ from focuscrawl.strategies.gouriten.estimators import (
     Oracle,
     make_estimator,
 )
-from focuscrawl.strategies.gouriten.graph import FRONTIER, CrawlGraph
-from focuscrawl.strategies.gouriten.ranking import Ranking
 from focuscrawl.strategies.gouriten.scoring import ClassifierScores, KeywordTfidfScores
 from focuscrawl.types import Observation, Selection
 from focuscrawl.urls import domain_of
