@@ -60,7 +60,7 @@ def test_evidence_of_a_url_follows_its_parents():
     policy = make_policy("adaptive", explore=0.0, window=0)
     policy.reset(CrawlContext(topic=topic, classifier=Quarter(), seeds=["http://h.test/s"], budget=10, seed=0))
     seed = policy.select()
-    assert seed.url == "http://h.test/s" and seed.reason.startswith("predicted")
+    assert seed.url == "http://h.test/s" and seed.reason.startswith("a seed, predicted relevance")
     _observe(policy, seed, 0.9, [("http://h.test/a", "bird"), ("http://h.test/b", "train")])
     a = policy.graph.ids["http://h.test/a"]
     evidence = dict(zip(EVIDENCE, policy._evidence(np.array([a]))[0]))
@@ -84,7 +84,8 @@ def test_it_learns_from_every_page_and_says_why(tiny_web):
     assert policy.model.w.tolist() != policy.prior.tolist(), "the weights moved with what the crawl found"
     assert policy.link_model.trained == len(events)
     reasons = [e.reason for e in events]
-    assert all(r.startswith(("predicted", "exploring: best by")) for r in reasons)
+    assert all(r.startswith(("predicted relevance", "exploring, by one kind of evidence alone: ", "a seed")) for r in
+               reasons)
     assert any(e.score is not None for e in events)
     assert set(policy.diagnostics()) == {f"w_{name}" for name in [*EVIDENCE, "bias"]}
 
@@ -96,7 +97,7 @@ def test_bad_options_fail_early():
 
 def _explore_on(frontier_size: int, sample: int, monkeypatch) -> tuple[list[str], list[float], object]:
     """An adaptive policy that always explores a frontier of random evidence: the URLs it picks, and how far
-    each is below the frontier's best by the evidence it followed (reasons print two decimals)."""
+    each is below the frontier's best by the evidence its reason says it followed."""
     from focuscrawl.strategies import adaptive
 
     monkeypatch.setattr(adaptive, "EXPLORE_SAMPLE", sample)
@@ -111,23 +112,26 @@ def _explore_on(frontier_size: int, sample: int, monkeypatch) -> tuple[list[str]
     urls, gaps = [], []
     for _ in range(5):
         frontier = policy.graph.frontier().copy()
-        best = {name: float(policy._column(frontier, k).max()) for k, name in enumerate(EVIDENCE)}
+        best = [float(policy._column(frontier, k).max()) for k in range(len(EVIDENCE))]
         chosen = policy.select()
-        name, value = chosen.reason.split("best by ")[1].split(" alone (")
+        i, x = policy.graph.ids[chosen.url], chosen.memo  # memo: the evidence at selection time
+        followed = [k for k in range(len(EVIDENCE))
+                    if chosen.reason == f"exploring, by one kind of evidence alone: {policy._describe(k, i, x[k])}"]
+        assert len(followed) == 1, chosen.reason
         urls.append(chosen.url)
-        gaps.append(best[name] - float(value.rstrip(")")))  # how far below the frontier's best by that evidence
+        gaps.append(best[followed[0]] - x[followed[0]])  # how far below the frontier's best by that evidence
     return urls, gaps, policy
 
 
 def test_exploring_a_large_frontier_reads_a_sample_of_it_deterministically(monkeypatch):
     # frontier within the sample size: exploring picks the best URL of the whole frontier by one evidence
     urls, gaps, _ = _explore_on(50, 1000, monkeypatch)
-    assert max(abs(g) for g in gaps) <= 0.005 and len(set(urls)) == 5
+    assert max(abs(g) for g in gaps) == 0 and len(set(urls)) == 5
     # frontier above it: the best of a uniform sample, the same sample for the same seed
     first = _explore_on(400, 40, monkeypatch)
     again = _explore_on(400, 40, monkeypatch)
     assert first[0] == again[0] and len(set(first[0])) == 5
-    assert min(first[1]) >= -0.005 and max(first[1]) > 0.005, "a sample's best, not always the frontier's"
+    assert min(first[1]) >= 0 and max(first[1]) > 0, "a sample's best, not always the frontier's"
     unexplored = set(first[2].graph.urls[i] for i in first[2].graph.frontier())
     assert not unexplored & set(first[0]), "each explored URL left the frontier"
 

@@ -1,4 +1,5 @@
-"""Imports point downwards only (docs/interfaces.md, "Layers"), and no import dodges a cycle.
+"""Imports point downwards only (docs/interfaces.md, "Layers"), no strategy family imports another, and no
+import dodges a cycle.
 
 Every ``import`` of a focuscrawl module is read from the source, wherever it stands (module level, inside a
 function, under TYPE_CHECKING), so a late import cannot hide an upward dependency. Late imports are fine
@@ -28,6 +29,10 @@ LAYERS = [
 ]
 INDEPENDENT = [("focuscrawl.engine", "focuscrawl.strategies"), ("focuscrawl.bench", "focuscrawl.crawl"),
                ("focuscrawl.storage", "focuscrawl.builder")]
+# Inside strategies/, each module or package directly under it is a family (adaptive, gouriten, tres, ...) that
+# imports no other family: what two families share lives in one of these, below every family.
+STRATEGIES = "focuscrawl.strategies"
+SHARED_BY_FAMILIES = ("focuscrawl.strategies.registry", "focuscrawl.strategies.frontier")
 
 
 def module_name(path: Path) -> str:
@@ -84,6 +89,38 @@ def test_imports_point_downwards():
                 if {home(module), home(target)} == {a, b}:
                     upward.append(f"{module} -> {target} ({a} and {b} are independent)")
     assert not upward, "\n".join(upward)
+
+
+def family(module: str) -> str | None:
+    """The strategy family ``module`` belongs to (``focuscrawl.strategies.gouriten`` for its estimators), or None
+    outside the families: another layer, the strategies package itself, the registry, the shared frontier code."""
+    if not module.startswith(STRATEGIES + "."):
+        return None
+    top = ".".join(module.split(".")[:3])
+    return None if top in SHARED_BY_FAMILIES else top
+
+
+def cross_family_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Imports from one strategy family, or from the code shared by families, into another family's modules."""
+    crossing = []
+    for module, targets in graph.items():
+        shared = any(module == s or module.startswith(s + ".") for s in SHARED_BY_FAMILIES)
+        for target in targets:
+            if family(target) is not None and (shared or family(module) not in (None, family(target))):
+                crossing.append(f"{module} -> {target}")
+    return sorted(crossing)
+
+
+def test_no_strategy_family_reads_another():
+    graph = {m: imports(m) for m in MODULES}
+    assert not cross_family_imports(graph), "\n".join(cross_family_imports(graph))
+    # the rule bites: adaptive reading gouriten's estimators, or the shared graph reading gouriten, would fail
+    s = STRATEGIES
+    wrong = {f"{s}.adaptive": {f"{s}.gouriten.estimators"}, f"{s}.frontier.graph": {f"{s}.gouriten"},
+             f"{s}.tres.agent": {f"{s}.tres.ddqn", f"{s}.registry", f"{s}.frontier.ranking"},
+             s: {f"{s}.tres", f"{s}.adaptive"}}
+    assert cross_family_imports(wrong) == [f"{s}.adaptive -> {s}.gouriten.estimators",
+                                           f"{s}.frontier.graph -> {s}.gouriten"]
 
 
 def test_no_import_cycle_even_through_late_imports():

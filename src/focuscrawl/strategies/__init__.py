@@ -9,6 +9,9 @@ One module (or package) per family, each registering its strategies and presets 
     gouriten/    Gouriten et al. 2014: frontier estimators, bandits, altered greedy, batches
     tres/        TRES (Kontogiannis et al.): DDQN over a Tree-Frontier
 
+A family imports no other family: what two of them use lives in ``frontier/`` (the crawled graph, the ranking
+heap, a link's context; gouriten and adaptive share them), beside ``registry`` (tests/test_layers.py).
+
 To add a family, add its module here; to try a policy without touching the package, name it as
 ``module:Class`` (see ``registry``).
 """

@@ -34,13 +34,17 @@ section 2): ``submodels``, models of some of the evidence fitted beside the full
 whichever predicted the crawl's recent pages best; and ``learn_exploration``, exploring steps that choose
 their evidence by Thompson sampling on what each found so far instead of uniformly.
 
-Each selection says why: its predicted relevance as ``score`` and the evidence that contributed most as
-``reason`` ("predicted 0.82: sl-ne 0.91, parent 0.75").
+Each selection says why: its predicted relevance as ``score``, and as ``reason`` the two pieces of evidence
+that contributed most, in words with the numbers behind them ("predicted relevance 0.82: linked from 3
+crawled pages of relevance 2.71 in all; its site's pages so far: 5 of 8 relevant"), or for an exploring step
+the evidence it followed ("exploring, by one kind of evidence alone: links like it led to relevant pages
+(0.91)"). The words come from what ``select`` holds already (the URL's evidence row, the graph's sums, the
+host's counts); docs/interfaces.md, "Reasons", names the evidence behind each phrase.
 
-Costs. The crawled graph and its neighbourhood sums are Gouriten et al.'s (``gouriten.graph``),
-maintained incrementally; the other evidence is computed once per link (one classifier call and one
-similarity pass per page for all its links) and updated for the frontier URLs a page links to again.
-The ranking is ``gouriten.ranking``'s lazily invalidated heap over predictions, updated for the URLs
+Costs. The crawled graph and its neighbourhood sums are Gouriten et al.'s (``frontier.graph``, shared with
+``gouriten``), maintained incrementally; the other evidence is computed once per link (one classifier call
+and one similarity pass per page for all its links) and updated for the frontier URLs a page links to again.
+The ranking is ``frontier.ranking``'s lazily invalidated heap over predictions, updated for the URLs
 whose evidence changed; the whole frontier is re-predicted (new weights, new link model, new site
 records) every ``rerank_every`` selections, and more rarely on large frontiers, one numpy pass each. An
 exploring step reads one evidence column of the frontier, or of a uniform sample of ``EXPLORE_SAMPLE`` URLs
@@ -57,9 +61,9 @@ import numpy as np
 from pydantic import Field
 
 from focuscrawl.policy import Count, CrawlContext, Fraction, Policy, PositiveFloat, ShardAware
-from focuscrawl.strategies.gouriten.graph import FRONTIER, CrawlGraph
-from focuscrawl.strategies.gouriten.ranking import Ranking
-from focuscrawl.strategies.gouriten.scoring import anchor_windows
+from focuscrawl.strategies.frontier.graph import FEATURES, FRONTIER, CrawlGraph
+from focuscrawl.strategies.frontier.link_context import anchor_windows
+from focuscrawl.strategies.frontier.ranking import Ranking
 from focuscrawl.strategies.registry import StrategySpec, register
 from focuscrawl.topic.similarity import TopicSimilarity
 from focuscrawl.topic.text import terms, url_text
@@ -67,7 +71,7 @@ from focuscrawl.types import Observation, Selection
 from focuscrawl.urls import domain_of
 from focuscrawl.web.domains import registered_domain
 
-GRAPH = ("fl-deg", "fl-n", "fl-e", "fl-ne", "sl-n", "sl-e", "sl-ne")  # gouriten.graph's feature columns
+GRAPH = FEATURES  # the crawled graph's neighbourhood sums, log-smoothed
 OWN = ("parent", "anchor", "words", "links", "path", "local")
 HOST = ("site", "known", "rare")  # read from the host's record when predicting, not stored per URL
 EVIDENCE = GRAPH + OWN + HOST
@@ -343,7 +347,9 @@ class AdaptivePolicy(ShardAware, Policy):
             values = self._column(frontier, column)
             best = int(np.argmax(values))
             i = int(frontier[best])
-            score, reason = None, f"exploring: best by {EVIDENCE[column]} alone ({float(values[best]):.2f})"
+            score = None
+            reason = ("exploring: a seed" if self._is_seed(i) else
+                      f"exploring, by one kind of evidence alone: {self._describe(column, i, float(values[best]))}")
             if self.learn_exploration:
                 self.exploring[graph.urls[i]] = column
         else:
@@ -369,10 +375,51 @@ class AdaptivePolicy(ShardAware, Policy):
         return int(np.argmax(draws))
 
     def _explain(self, i: int, score: float) -> str:
+        """The prediction and the (at most two) pieces of evidence that raised it most, in words."""
+        if self._is_seed(i):
+            return f"a seed, predicted relevance {score:.2f}"
         x = self._evidence(np.array([i]))[0]
         contributions = self._active_weights()[:-1] * x
-        top = np.argsort(-contributions, kind="stable")[:2]
-        return f"predicted {score:.2f}: " + ", ".join(f"{EVIDENCE[k]} {x[k]:.2f}" for k in top)
+        top = [k for k in np.argsort(-contributions, kind="stable")[:2] if contributions[k] > 0]
+        return f"predicted relevance {score:.2f}" + (": " if top else "") + "; ".join(
+            self._describe(k, i, x[k]) for k in top)
+
+    def _is_seed(self, i: int) -> bool:
+        """No crawled page links to URL ``i``: a seed, whose evidence is made up (SEED_EVIDENCE), not worth quoting."""
+        return self.graph.fl[i, 0] == 0
+
+    def _describe(self, column: int, i: int, value: float) -> str:
+        """Evidence ``column`` of URL ``i``, worth ``value``, in words with the numbers a user can check."""
+        if column < len(GRAPH):
+            return self.graph.describe(i, column)
+        name = EVIDENCE[column]
+        if name == "parent":
+            return f"linked from a page of relevance {value:.2f}"
+        if name == "anchor":
+            return f"the text around a link to it matches the topic ({value:.2f})"
+        if name == "words":
+            return f"its URL and anchor words match the topic ({value:.2f})"
+        if name == "links":
+            return f"links like it led to relevant pages ({value:.2f})"
+        if name == "path":
+            if value >= 1.0:
+                return "one link from a relevant page"
+            if value <= 0.0:  # halved past the smallest float
+                return "far below any relevant page"
+            return f"{round(-math.log2(value)) + 1} links below a relevant page"
+        if name == "local":
+            return ("on the same site as a page linking to it" if value >= 1.0 else
+                    "in the same domain as a page linking to it" if value > 0 else
+                    "on another site than the pages linking to it")
+        host = int(self.host[i])
+        fetched = int(self.host_fetched[host])
+        if name == "site":
+            return (f"its site's pages so far: {int(self.host_relevant[host])} of {fetched} relevant" if fetched else
+                    f"a site not fetched yet, rated at the crawl's share of relevant pages ({value:.2f})")
+        if name == "known":
+            return "its site has served pages to the crawl" if value > 0 else "a site that has served no page yet"
+        return (f"its site has had {1.0 - value:.0%} of the crawl's pages" if fetched else
+                "a site with none of the crawl's pages yet")
 
     def observe(self, observation: Observation) -> None:
         graph = self.graph

@@ -25,7 +25,7 @@ class RandomPolicy(Policy):
         # Swap-remove keeps popping a random element O(1).
         index = self.rng.randrange(len(self.frontier))
         self.frontier[index], self.frontier[-1] = self.frontier[-1], self.frontier[index]
-        return Selection(self.frontier.pop(), reason="random")
+        return Selection(self.frontier.pop(), reason="a random frontier link")
 
     def observe(self, observation: Observation) -> None:
         self.frontier.extend(link.url for link in observation.links if link.new)
@@ -67,7 +67,9 @@ class GreedyOraclePolicy(Policy):
     def select(self) -> Selection | None:
         if self.relevant:
             return Selection(self.relevant.popleft(), 1.0, "relevant (ground truth)")
-        return Selection(self.other.popleft(), 0.0, "no relevant URL in the frontier") if self.other else None
+        if not self.other:
+            return None
+        return Selection(self.other.popleft(), 0.0, "no relevant link in the frontier (ground truth)")
 
     def observe(self, observation: Observation) -> None:
         for link in observation.links:
@@ -122,7 +124,8 @@ class OraclePolicy(Policy):
                 del self.others[url]
                 if math.isinf(steps):
                     return Selection(url, 0.0, "no relevant page reachable: discovery order")
-                return Selection(url, 1.0 / (1.0 + steps), f"{steps} links from a relevant page (ground truth)")
+                away = f"{steps} link{'s' if steps > 1 else ''}"
+                return Selection(url, 1.0 / (1.0 + steps), f"a relevant page {away} away (ground truth)")
         return None
 
     def observe(self, observation: Observation) -> None:

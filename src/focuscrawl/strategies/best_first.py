@@ -42,6 +42,7 @@ class BestFirstPolicy(Policy):
 
     def reset(self, context: CrawlContext) -> None:
         self.seed = context.seed
+        self.seeds = frozenset(context.seeds)
         self.vectorizer = HashingVectorizer(n_features=2**18, alternate_sign=False, token_pattern=r"\S+")
         self.link_model: SGDClassifier | None = None
         self.heap: list[tuple[float, int, str]] = []
@@ -70,12 +71,21 @@ class BestFirstPolicy(Policy):
             negative, _, url = heapq.heappop(self.heap)
             if self.priority.get(url) == -negative:
                 del self.priority[url]
-                inherited = self.inherited.pop(url, None)
-                reason = (f"parent page {inherited:.2f}" if self.link_model is None else
-                          f"parent page {inherited:.2f} + link model")
+                inherited = self.inherited.pop(url)
                 # memo: the link's features, a training example once its page's verdict is known
-                return Selection(url, -negative, reason, memo=self.features.pop(url))
+                return Selection(url, -negative, self._reason(url, -negative, inherited), memo=self.features.pop(url))
         return None
+
+    def _reason(self, url: str, priority: float, inherited: float) -> str:
+        """In words: the relevance of the best page linking to ``url`` and, once there is one, the link model's
+        probability that a link like it leads to a relevant page (recovered from the blend that is its priority)."""
+        if url in self.seeds:
+            return "a seed"
+        reason = f"linked from a page of relevance {inherited:.2f}"
+        if self.link_model is None or self.link_weight == 0:
+            return reason
+        link = (priority - (1 - self.link_weight) * inherited) / self.link_weight
+        return f"{reason}; links like it led to relevant pages ({link:.2f})"
 
     def observe(self, observation: Observation) -> None:
         features = observation.selection.memo

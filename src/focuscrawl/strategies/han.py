@@ -242,18 +242,21 @@ class HanPolicy(Policy):
         # memo: the followed pair's active features (None for a seed) and what the link knew of its parents
         if self.seeds:
             url = self.seeds.popleft()
-            return Selection(url, None, "seed", memo=(None, self._take(url)))
+            return Selection(url, None, "a seed", memo=(None, self._take(url)))
         if not self.alive:
             return None
         if self.sync:
             # The synchronous method: every pair of the frontier re-scored with the current weights, every step.
             self._score(np.fromiter(self.alive, dtype=np.int64, count=len(self.alive)))
+        # a pair groups the links whose page and link features fall in the same buckets: similar links
         if self.select_rng.random() < self.epsilon:
             slot = self.alive[self.select_rng.randrange(len(self.alive))]
-            score, reason = None, "exploring: a random (state, action) pair"
+            score, reason = None, f"exploring: a random group of similar links, as {self.epsilon:.0%} of steps"
         else:
             slot = int(np.argmax(self.q[: len(self.members)]))
-            score, reason = float(self.q[slot]), f"greedy: best SARSA value of {len(self.alive)} pairs"
+            score = float(self.q[slot])
+            groups = f"{len(self.alive)} group{'s' if len(self.alive) > 1 else ''}"
+            reason = f"the learned agent's best estimate among {groups} of similar links"
         members = self.members[slot]
         while True:
             url = members.popleft()

@@ -227,20 +227,26 @@ class KaleelPolicy(Policy):
         if self.seeds:
             url = self.seeds.popleft()
             self.taken.add(url)
-            return Selection(url, None, "seed")
+            return Selection(url, None, "a seed")
         while self.alive:
-            if self.select_rng.random() < self.epsilon.value:
-                entry = self.alive[self.select_rng.randrange(len(self.alive))]
-                score, reason = None, f"exploring (epsilon {self.epsilon.value:.2f})"
-            else:
-                entry = int(np.argmax(self.q[: len(self.entry_url)]))
-                score, reason = float(self.q[entry]), "greedy: highest value when discovered"
+            explore = self.select_rng.random() < self.epsilon.value
+            entry = (self.alive[self.select_rng.randrange(len(self.alive))] if explore
+                     else int(np.argmax(self.q[: len(self.entry_url)])))
+            score = None if explore else float(self.q[entry])
             self._pop(entry)
             url = self.entry_url[entry]
             if url in self.taken:  # an older entry of a rediscovered link already fetched it
                 continue
             self.taken.add(url)
-            return Selection(url, score, reason, memo=self.features[entry].copy())
+            x = self.features[entry].copy()
+            if explore:
+                reason = f"exploring: a random link, as {self.epsilon.value:.0%} of steps now"
+            else:
+                page, anchor, url_relevance = x
+                reason = (f"the learned agent's best estimate when the link was found: the page linking to it "
+                          f"matches the topic {page:.2f}, its anchor text {anchor:.2f}, its URL looks relevant "
+                          f"{url_relevance:.2f}")
+            return Selection(url, score, reason, memo=x)
         return None
 
     def observe(self, observation: Observation) -> None:

@@ -6,10 +6,12 @@ The paper models a crawl as the exploration of a graph with edge scores alpha an
 Sec. 6), and compares estimators (Sec. 7). Modules, read in this order:
 
 - ``scoring``: alpha and beta (classifier probability by default, or keyword tf-idf);
-- ``graph``: the crawled graph G' with incrementally maintained first/second-level neighbourhood sums;
+- ``focuscrawl.strategies.frontier.graph`` (shared with ``adaptive``): the crawled graph G' with
+  incrementally maintained first/second-level neighbourhood sums;
 - ``estimators``: bfs, opic, nr, fl_*, sl_*, lr_fl, lr_sl (and the oracle of Sec. 6);
 - ``bandits``: mab_eps, mab_eps-first, mab_var over the first-level estimators;
-- ``ranking``: the lazily invalidated heap that finds the top frontier node without a frontier pass;
+- ``focuscrawl.strategies.frontier.ranking`` (shared): the lazily invalidated heap that finds the top
+  frontier node without a frontier pass;
 - ``policy``: Algorithm 1 as a focuscrawl ``Policy``.
 
 Registered as the strategy ``gouriten`` (options below; default estimator ``fl-ne``) and these presets

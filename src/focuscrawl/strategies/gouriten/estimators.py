@@ -2,7 +2,8 @@
 
 Every estimator scores any array of frontier ids in one vectorised call (``score``), and tells the policy
 which nodes' estimates changed after a crawl (``on_crawl``) so that rankings stay incremental. Those that
-change everything at once (``refresh`` returning True) are re-ranked in one numpy pass.
+change everything at once (``refresh`` returning True) are re-ranked in one numpy pass. ``explain`` says
+in words why a node scored as it did, for the selection's reason.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from focuscrawl.strategies.gouriten.graph import CRAWLED, CrawlGraph
+from focuscrawl.strategies.frontier.graph import CRAWLED, FEATURES, CrawlGraph
 
 
 class Estimator:
@@ -38,6 +39,10 @@ class Estimator:
         """Called at each frontier estimation (Algorithm 1, scoreFrontier). True: rescore everything."""
         return False
 
+    def explain(self, i: int, value: float) -> str:
+        """Why frontier node ``i`` scored ``value``, in words a user can check."""
+        raise NotImplementedError
+
 
 class BreadthFirst(Estimator):
     """Estimator 1 (bfs): 1 / (l(v) + 1), l the known distance to the seeds (shortest over known parents)."""
@@ -47,10 +52,14 @@ class BreadthFirst(Estimator):
     def score(self, ids):
         return 1.0 / (self.graph.depth[ids] + 1.0)
 
+    def explain(self, i, value):
+        depth = int(self.graph.depth[i])
+        return "a seed" if depth == 0 else f"{depth} link{'s' if depth > 1 else ''} from a seed"
+
 
 # Column of the graph's running sums for each neighbourhood heuristic (Estimator 4).
-FIRST_LEVEL = {"fl-deg": 0, "fl-n": 1, "fl-e": 2, "fl-ne": 3}
-SECOND_LEVEL = {"sl-n": 0, "sl-e": 1, "sl-ne": 2}
+FIRST_LEVEL = {name: k for k, name in enumerate(FEATURES[:4])}
+SECOND_LEVEL = {name: k for k, name in enumerate(FEATURES[4:])}
 
 
 class Neighbourhood(Estimator):
@@ -65,6 +74,9 @@ class Neighbourhood(Estimator):
 
     def score(self, ids):
         return self.graph.features[ids, self.column + 4 * self.second]
+
+    def explain(self, i, value):
+        return self.graph.describe(i, self.column + 4 * self.second)
 
 
 class LinearRegression(Estimator):
@@ -104,6 +116,12 @@ class LinearRegression(Estimator):
 
     def score(self, ids):
         return self.features(ids) @ self.ranked[:-1] + self.ranked[-1]
+
+    def explain(self, i, value):
+        contributions = self.features(np.array([i]))[0] * self.ranked[:-1]
+        top = int(np.argmax(contributions))
+        because = f": {self.graph.describe(i, top)}" if contributions[top] > 0 else ""
+        return f"predicted relevance {value:.2f}{because}"
 
     def refresh(self) -> bool:
         self.since += 1
@@ -154,6 +172,9 @@ class Opic(Estimator):
     def score(self, ids):
         return self.cash[ids]
 
+    def explain(self, i, value):
+        return f"the most importance passed on by the pages linking to it ({value:.2f}; a newly found page has 1)"
+
     def estimate(self, ids: np.ndarray) -> np.ndarray:
         """The paper's beta~ itself, for inspection."""
         return (self.history[ids] + self.cash[ids]) / (self.total + 1.0)
@@ -191,6 +212,9 @@ class NavigationalRank(Estimator):
 
     def score(self, ids):
         return self.nr2[ids]
+
+    def explain(self, i, value):
+        return f"relevant pages are near it in the crawled link graph ({value:.3f})"
 
     def _parents_term(self, v: int) -> float:
         parents = self.graph.parents[v]
@@ -268,6 +292,9 @@ class Oracle(Estimator):
 
     def score(self, ids):
         return self.truth[ids]
+
+    def explain(self, i, value):
+        return "relevant (ground truth)" if value > 0 else "no relevant link left (ground truth)"
 
 
 ESTIMATORS = ("g-bfs", "opic", "nr", *FIRST_LEVEL, *SECOND_LEVEL, "lr-fl", "lr-sl")

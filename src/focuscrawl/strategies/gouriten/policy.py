@@ -14,6 +14,8 @@ from collections.abc import Callable
 import numpy as np
 
 from focuscrawl.policy import CrawlContext, Policy
+from focuscrawl.strategies.frontier.graph import FRONTIER, CrawlGraph
+from focuscrawl.strategies.frontier.ranking import Ranking
 from focuscrawl.strategies.gouriten.bandits import (
     Bandit,
     EpsilonFirst,
@@ -27,8 +29,6 @@ from focuscrawl.strategies.gouriten.estimators import (
     Oracle,
     make_estimator,
 )
-from focuscrawl.strategies.gouriten.graph import FRONTIER, CrawlGraph
-from focuscrawl.strategies.gouriten.ranking import Ranking
 from focuscrawl.strategies.gouriten.scoring import ClassifierScores, KeywordTfidfScores
 from focuscrawl.types import Observation, Selection
 from focuscrawl.urls import domain_of
@@ -93,7 +93,8 @@ class GouritenPolicy(Policy):
         self.rng = context.rng(f"gouriten:{self.estimator_name}")
         self.bandit = self._bandit(context.budget, context.rng("gouriten:bandit"))
         self.learners = [e for e in self.estimators if isinstance(e, LinearRegression)]
-        self.batch_nodes: deque[tuple[int, int]] = deque()  # (node, the arm whose ranking chose it)
+        # (node, the arm whose ranking chose it, whether altered greedy's random branch did)
+        self.batch_nodes: deque[tuple[int, int, bool]] = deque()
         self.left = 0  # fetches left before the next estimation
         self.estimations = 0
         ids, _ = self.graph.intern(context.seeds, [domain_of(u) for u in context.seeds])
@@ -113,17 +114,37 @@ class GouritenPolicy(Policy):
             self._estimate()
         self.left -= 1
         if self.batch_nodes:
-            i, arm = self.batch_nodes.popleft()
-            estimator = self.estimators[arm].name
-            reason = f"bandit arm {estimator}" if self.bandit is not None else f"estimator {estimator}"
-            return Selection(self.graph.urls[i], float(self.rankings[arm].value[i]), reason, memo=arm)
+            i, arm, altered = self.batch_nodes.popleft()
+            value = float(self.rankings[arm].value[i])
+            return Selection(self.graph.urls[i], value, self._reason(i, arm, value, altered), memo=arm)
         # No estimated node left in this batch: pick at random, as the paper's batch experiments do.
         frontier = self.graph.frontier()
         if len(frontier) == 0:
             return None
         i = int(frontier[self.rng.randrange(len(frontier))])
         self.graph.take(i)
-        return Selection(self.graph.urls[i], None, "random: the batch ran out of estimated nodes")
+        return Selection(self.graph.urls[i], None, f"a random link: the batch of {self.batch} ran out of links "
+                                                   "scored together")
+
+    def _reason(self, i: int, arm: int, value: float, altered: bool) -> str:
+        """In words: what scored node ``i`` (the estimator's own explanation), and how it was picked among the
+        frontier (greedy, altered greedy's random branch, one of a batch, the bandit's choice of estimator)."""
+        reason = self.estimators[arm].explain(i, value)
+        if altered:
+            reason = f"a random link among those scoring at least {self.zeta:.0%} of the best: {reason}"
+        if self.batch > 1:
+            reason += f" (one of {self.batch} scored together)"
+        if self.bandit is None:
+            return reason
+        # The bandit's record (sums and pulls; mab-var resets them each period) says what the choice rested on.
+        means, pulls = self.bandit.means(), int(self.bandit.pulls[arm])
+        ways = f"{self.bandit.arms} ways to rank links"
+        if not pulls:
+            return f"trying one of {ways}, with no record yet: {reason}"
+        record = f"mean relevance {means[arm]:.2f} over {pulls} page{'s' if pulls > 1 else ''} it chose"
+        if means[arm] == means.max():
+            return f"of {ways}, the one whose pages were most relevant ({record}): {reason}"
+        return f"trying one of {ways} ({record}): {reason}"
 
     def _estimate(self) -> None:
         self.estimations += 1
@@ -134,11 +155,12 @@ class GouritenPolicy(Policy):
         arm = self.bandit.pull() if self.bandit is not None else 0
         ranking = self.rankings[arm]
         for _ in range(self.batch):
-            i = ranking.best() if self.q >= 1.0 or self.rng.random() < self.q else self._altered(ranking)
+            altered = self.q < 1.0 and self.rng.random() >= self.q
+            i = self._altered(ranking) if altered else ranking.best()
             if i is None:
                 break
             self.graph.take(i)
-            self.batch_nodes.append((i, arm))
+            self.batch_nodes.append((i, arm, altered))
 
     def _altered(self, ranking: Ranking) -> int | None:
         """Strategy 2's random branch: uniform among nodes scoring >= zeta x the best score. O(frontier)."""

@@ -13,9 +13,8 @@ Two families, chosen with the strategy option ``scores``:
   its plural (``bird`` matches ``birds``) because topic names are often plural.
 
 The window (Sec. 2.3: "100-character window around a hyperlink") is ``window`` characters of page text
-centred on the anchor's occurrence. Pages here carry text and (url, anchor) links separately, so we find
-the anchor in the text: the k-th link with a given anchor is matched to the k-th occurrence; an anchor
-that does not occur in the text is its own window. ``window=0`` uses the anchor text alone.
+centred on the anchor's occurrence (``focuscrawl.strategies.frontier.link_context``, which ``adaptive`` uses
+too); ``window=0`` uses the anchor text alone.
 """
 
 from __future__ import annotations
@@ -26,27 +25,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from focuscrawl.strategies.frontier.link_context import anchor_windows
 from focuscrawl.topic.text import STOPWORDS, terms
 from focuscrawl.types import Observation, Page, RelevanceModel, TopicInputs
-
-
-def anchor_windows(text: str, anchors: Sequence[str], width: int) -> list[str]:
-    """The ``width``-character context of each anchor in ``text`` (see the module docstring)."""
-    if width <= 0 or not text:
-        return list(anchors)
-    lower = text.lower()
-    half = width // 2
-    next_from: dict[str, int] = {}
-    out = []
-    for anchor in anchors:
-        key = anchor.strip().lower()
-        at = lower.find(key, next_from.get(key, 0)) if key else -1
-        if at < 0:
-            out.append(anchor)
-            continue
-        next_from[key] = at + 1
-        out.append(text[max(0, at - half): at + len(key) + half])
-    return out
 
 
 class ClassifierScores:

@@ -165,17 +165,25 @@ class TresPolicy(ShardAware, Policy):
     def epsilon(self) -> float:
         return epsilon_at(self.steps, self.explore_steps, self.eps_start, self.eps_end, self.eps_decay_steps)
 
-    def greedy_or_explore(self, candidates: np.ndarray, what: str) -> Choice | None:
-        """Epsilon-greedy over candidate frontier samples: the best by the online Q-network, or a random one."""
+    def greedy_or_explore(self, candidates: np.ndarray, one: str, many: str) -> Choice | None:
+        """Epsilon-greedy over candidate frontier samples: the best by the online Q-network, or a random one.
+        ``one`` and ``many`` name what a candidate stands for in the reason ("group of similar links")."""
         if candidates.size == 0:
             return None
         epsilon = self.epsilon()
         if self.rng.random() < epsilon:
-            return int(candidates[self.rng.integers(candidates.size)]), None, f"exploring (epsilon {epsilon:.2f})"
+            return int(candidates[self.rng.integers(candidates.size)]), None, self.exploring_reason(f"a random {one}")
         q = np.concatenate([self.ddqn.q(self.frontier.X[candidates[i:i + SYNC_CHUNK]])
                             for i in range(0, candidates.size, SYNC_CHUNK)])
         best = int(np.argmax(q))
-        return int(candidates[best]), float(q[best]), f"greedy: best Q of {candidates.size} {what}"
+        reason = f"the learned agent's best estimate among {candidates.size} {many if candidates.size > 1 else one}"
+        return int(candidates[best]), float(q[best]), reason
+
+    def exploring_reason(self, what: str) -> str:
+        """The reason of an exploring step that picked ``what``, with how often the agent explores now."""
+        if self.steps < self.explore_steps:
+            return f"exploring: {what}, as every step of the first {self.explore_steps}"
+        return f"exploring: {what}, as {self.epsilon():.0%} of steps now"
 
     # -- Algorithm 3 and Algorithm 4 lines 13-20 ------------------------------------------------
     @one_blas_thread
@@ -270,11 +278,9 @@ class TreeSampling:
     refresh_hosts = True   # a host's frontier samples get its new domain features as it is fetched
 
     def choose(self, agent: TresPolicy) -> Choice | None:
-        choice = agent.greedy_or_explore(agent.frontier.representatives(), "leaf representatives")
-        if choice is None:
-            return None
-        chosen, score, reason = choice
-        return chosen, score, f"{reason}; leaf {int(agent.frontier.leaf_of[chosen])} of {agent.frontier.n_leaves}"
+        # a leaf's links look alike to the tree: its representative stands for a group of similar links
+        return agent.greedy_or_explore(agent.frontier.representatives(), "group of similar links",
+                                       "groups of similar links")
 
     def inserted(self, agent: TresPolicy, urls: list[str], X: np.ndarray) -> None:
         """New frontier samples (the tree has routed them already)."""
@@ -287,7 +293,7 @@ class TreeRandom(TreeSampling):
 
     def choose(self, agent: TresPolicy) -> Choice | None:
         chosen = agent.frontier.random_sample()
-        return None if chosen is None else (chosen, None, "random leaf, random URL")
+        return None if chosen is None else (chosen, None, "a random group of similar links, then a random link in it")
 
 
 class ExactArgmax(TreeSampling):
@@ -296,7 +302,7 @@ class ExactArgmax(TreeSampling):
     tree = False
 
     def choose(self, agent: TresPolicy) -> Choice | None:
-        return agent.greedy_or_explore(agent.frontier.all_samples(), "frontier URLs")
+        return agent.greedy_or_explore(agent.frontier.all_samples(), "frontier link", "frontier links")
 
 
 class ScoredOnce(TreeSampling):
@@ -315,16 +321,15 @@ class ScoredOnce(TreeSampling):
         self.counter = itertools.count()
 
     def choose(self, agent: TresPolicy) -> Choice | None:
-        epsilon = agent.epsilon()
-        if agent.rng.random() < epsilon:
+        if agent.rng.random() < agent.epsilon():
             chosen = agent.frontier.random_sample()
-            return None if chosen is None else (chosen, None, f"exploring (epsilon {epsilon:.2f})")
+            return None if chosen is None else (chosen, None, agent.exploring_reason("a random link"))
         while self.heap:
             negative, _, i, url = heapq.heappop(self.heap)
             if agent.frontier.url_of[i] == url:  # lazy deletion: stale entries are skipped here
-                return i, -negative, "best Q when discovered"
+                return i, -negative, "the learned agent's best estimate when the link was found"
         chosen = agent.frontier.random_sample()
-        return None if chosen is None else (chosen, None, "random: the queue is empty")
+        return None if chosen is None else (chosen, None, "a random link: none is left with an estimate")
 
     def inserted(self, agent: TresPolicy, urls: list[str], X: np.ndarray) -> None:
         if urls:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from focuscrawl.strategies.gouriten.graph import FRONTIER, CrawlGraph
+from focuscrawl.strategies.frontier.graph import FRONTIER, CrawlGraph
 
 KEEP_FRACTION = 100  # on large frontiers the heap keeps 1 node in KEEP_FRACTION (see ``rebuild``)
 

@@ -15,6 +15,9 @@ The second-level features need, for each crawled u, S(u) = sums over u's *crawle
 S(u) for every parent u of w, hence sl of all of u's uncrawled children: O(indegree x outdegree) per
 step, which is why the paper finds sl_ estimators costly (Table 5). They are only maintained when an
 estimator asks for them.
+
+``describe`` says one of these features of a node in words, with the sums a user can check against the
+pages linking to it: what a selection's reason quotes (docs/interfaces.md, "Reasons").
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from focuscrawl.urls import normalize_url
 
 UNSEEN, FRONTIER, TAKEN, CRAWLED, DROPPED = 0, 1, 2, 3, 4  # TAKEN: selected, not yet observed
 FAR = np.iinfo(np.int32).max
+FEATURES = ("fl-deg", "fl-n", "fl-e", "fl-ne", "sl-n", "sl-e", "sl-ne")  # the columns of ``features``, Sec. 7.2's names
 
 
 class CrawlGraph:
@@ -203,6 +207,23 @@ class CrawlGraph:
             self.sl[siblings] += delta
             changed.append(siblings)
         return changed
+
+    def describe(self, i: int, column: int) -> str:
+        """Column ``column`` of ``features`` for node ``i`` in words: the running sum it smooths (beta is the
+        pages' relevance, alpha how well the text around a link matches the topic), not its logarithm."""
+        parents = int(self.fl[i, 0])
+        if parents == 0:  # only seeds enter the frontier without a crawled parent
+            return "a seed"
+        pages = f"{parents} crawled page{'s' if parents > 1 else ''}"
+        first, second = self.fl[i], self.sl[i]
+        return (f"linked from {pages}",
+                f"linked from {pages} of relevance {first[1]:.2f} in all",
+                f"the text around its links on {pages} matches the topic ({first[2]:.2f} in all)",
+                f"relevant pages link to it with on-topic text ({first[3]:.2f} over {pages})",
+                f"the pages linking to it link to crawled pages of relevance {second[0]:.2f} in all",
+                f"the pages linking to it link to crawled pages with on-topic text ({second[1]:.2f} in all)",
+                f"the pages linking to it link to relevant crawled pages with on-topic text ({second[2]:.2f} in all)",
+                )[column]
 
     def edge_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """All known edges (src crawled) as two id arrays."""
