@@ -6,7 +6,9 @@
 Each strategy crawls the four benchmark topics once (run 0's seeds, seed 0) through the engine's two
 halves, twice: one fetch at a time, as the benchmark does, and with four fetches in flight recorded in
 reverse order of selection, as a concurrent real crawl may complete them (what a policy remembers between
-``select`` and ``observe`` is exercised there).
+``select`` and ``observe`` is exercised there). ``--seed-reach-share 0`` draws seeds as before the benchmark's
+seed rule (issue 30: every relevant page with outlinks qualifies), so hashes taken before that rule can be
+compared with today's code.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ def main() -> int:
     parser.add_argument("--budget", type=int, default=1000)
     parser.add_argument("--concurrent-budget", type=int, default=300)
     parser.add_argument("--strategies", default="", help="comma-separated (default: every registered one)")
+    parser.add_argument("--seed-reach-share", type=float, default=None,
+                        help="share of the web a seed must reach (default: the benchmark's; 0: any seed)")
     parser.add_argument("--out")
     parser.add_argument("--compare")
     args = parser.parse_args()
@@ -63,7 +67,8 @@ def main() -> int:
     hashes: dict[str, str] = {}
     for web_name, label, seeds_per_run in TOPICS:
         web = webs[web_name]
-        topic = load_topic(web, label, seed=0)
+        share = {} if args.seed_reach_share is None else {"reach_share": args.seed_reach_share}
+        topic = load_topic(web, label, seed=0, budget=args.budget, **share)
         seeds = topic.seeds_for_run(0, seeds_per_run)
         classifiers = Classifiers(topic.inputs, 0)
         for name in names:
