@@ -668,7 +668,7 @@ class Chromium:
         assert "exceptionDetails" not in result, result
         return result["result"].get("value")
 
-    def wait_for(self, expression: str, timeout: float = 20) -> None:
+    def wait_for(self, expression: str, timeout: float = 120) -> None:  # a hang guard, not a time limit
         deadline = time.monotonic() + timeout
         while not self.js(expression):
             assert time.monotonic() < deadline, f"timed out waiting for {expression}"
