@@ -7,18 +7,22 @@ it. The served side is in tests/test_serve.py.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import sqlite3
 from collections import Counter
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from focuscrawl.cli.main import main
 from focuscrawl.types import Link
 from focuscrawl.web.behaviour import host_name
 from focuscrawl.web.html import parse_document, parse_html
+from focuscrawl.web.http import FetchConfig, HttpFetcher
 from focuscrawl.web.mess import KINDS, SPAM_WORDS, make_profile, mess_web
+from focuscrawl.web.serve import serve_web
 from focuscrawl.web.store import WEB_FILE, OfflineWeb, WebWriter
 
 SUBJECTS = ("rivers", "glaciers", "volcanoes", "deserts", "forests", "islands")
@@ -379,3 +383,79 @@ def _tables(directory: Path) -> dict[str, list[tuple]]:
         return {name: sorted(db.execute(f"SELECT * FROM {name}").fetchall(), key=repr) for name in names}
     finally:
         db.close()
+
+
+def test_served_messy_web_gives_the_offline_pages(webs):
+    """Over HTTP the messy web answers as offline: copies, traps, soft 404s, 5xx, timeouts (a short hang),
+    canonical URLs in the head, and script-only links that an HTML parser does not see."""
+    _, messy, _ = webs
+    injected = messy.injected()
+    by_kind: dict[str, list[str]] = {}
+    for url, item in injected.items():
+        by_kind.setdefault(item.kind, []).append(url)
+    sample = [url for kind, urls in sorted(by_kind.items()) if kind != "redirect-loop" for url in urls[:6]]
+    sample += [r.url for r in messy.records() if r.url not in injected][:40]
+    sample += [u for u in (r.url for r in messy.records()) if messy.script_links(u)][:10]
+    sample += [url for url in injected if messy.stored(url).canonical][:10]
+    soft = [host for host, b in messy.behaviours.items() if b.soft_404 is not None]
+    sample += [f"http://{host}/missing/{i}.html" for host in soft for i in range(2)]
+    failing = {b.failure: host for host, b in messy.behaviours.items() if b.failure}
+    sample += [f"https://{failing['errors']}/probe/{i}" for i in range(12)]
+    timeouts = [u for u in (f"https://{failing['timeout']}/probe/{i}" for i in range(20))
+                if messy.pathology(u) == "timeout"]
+    sample += timeouts[:2]  # each waits for the fetcher's timeout: two are enough
+    sample = list(dict.fromkeys(sample))
+    offline = [messy.fetch(url) for url in sample]
+    statuses = {page.status for page in offline}
+    assert {0, 200} <= statuses and statuses & {500, 503}
+
+    async def fetch_served():
+        async with serve_web(messy.directory, base_ip="127.0.9.1", hang_s=30.0, slow_body_s=0.2) as server:
+            config = FetchConfig.loopback(server.hosts, min_delay=0, per_host_concurrency=8, throttle_retries=0,
+                                          total_timeout=5.0, main_text=False)
+            async with HttpFetcher(config) as fetcher:
+                return await asyncio.gather(*(fetcher.fetch(url) for url in sample))
+
+    served = asyncio.run(asyncio.wait_for(fetch_served(), 120))
+    for url, want, got in zip(sample, offline, served):
+        assert got.status == want.status, (url, got.status, got.error, want.status)
+        if not want.ok:
+            continue
+        assert (got.final_url, got.title, got.text, got.outlinks) == \
+               (want.final_url, want.title, want.text, want.outlinks), url
+        assert parse_document(got.html, got.final_url).canonical == want.canonical, url
+        for link in messy.script_links(want.final_url):  # in the page's script, not among its links
+            assert link.url in got.html and link not in got.outlinks
+
+
+def test_served_error_host_fails_in_bursts(webs, tmp_path):
+    source, _, _ = webs
+    mess_web(source.directory, tmp_path / "bursty", make_profile("default", {**SMALL, "failing.burst": 2}), seed=3)
+    web = OfflineWeb(tmp_path / "bursty")
+    host = next(h for h, b in web.behaviours.items() if b.failure == "errors")
+    urls = [f"http://{host}/probe/{i}" for i in range(60)]
+    fails = [web.pathology(u) == "failing" for u in urls]
+
+    async def statuses():
+        async with serve_web(web.directory, base_ip="127.0.9.1") as server:
+            async with aiohttp.ClientSession() as session:
+                out = []
+                for url in urls:  # one after another: a burst is the requests that follow a failure
+                    async with session.get(f"http://{server.hosts[host]}{url.split(host, 1)[1]}",
+                                           headers={"Host": host}) as response:
+                        out.append(response.status)
+                return out
+
+    got = asyncio.run(asyncio.wait_for(statuses(), 60))
+    burst_left = 0
+    for url, failed, status in zip(urls, fails, got):
+        if failed:
+            assert status in (500, 503)
+            burst_left = 2
+        elif burst_left:
+            assert status == 503
+            burst_left -= 1
+        else:
+            assert status == web.fetch(url).status  # 200 on a soft-404 host, else 404
+    assert any(fails) and got.count(503) + got.count(500) > fails.count(True)
+    web.close()

@@ -6,7 +6,9 @@ which loopback address stands for which host, exactly as DNS would on the real w
 127.0.0.0/8 to the loopback interface, so any of those addresses can be bound without configuration.
 
 The server speaks plain HTTP. A crawler that maps an ``https://`` URL to it says so with
-``X-Forwarded-Proto: https``; without that header both schemes are looked up.
+``X-Forwarded-Proto: https``; without that header the ``http://`` URL is meant, and the ``https://`` one is
+looked up only when the web has no such page (for a person typing an address by hand), so that a web
+holding both (a messy web's scheme mirror) answers each with its own page.
 
 A messy web (``focuscrawl.web.mess``) is served with its hosts' behaviour (``focuscrawl.web.behaviour``):
 the URLs that fail offline fail here too (500/503; an error also starts a burst of 503s for the host's next
@@ -203,7 +205,7 @@ class ServedWeb:
 
     def _lookup(self, request: web.Request, netloc: str) -> tuple[str, tuple] | None:
         proto = request.headers.get("X-Forwarded-Proto", "").lower()
-        schemes = [proto] if proto in ("http", "https") else ["https", "http"]
+        schemes = [proto] if proto in ("http", "https") else ["http", "https"]
         for scheme in schemes:
             url = f"{scheme}://{netloc}{request.raw_path}"
             for candidate in dict.fromkeys([url, normalize_url(url) or url]):
