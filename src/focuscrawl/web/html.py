@@ -265,8 +265,9 @@ def rewrite_links(html: str, base_url: str, target: Callable[[str], str | None])
     """``html`` with every link's target replaced by ``target(its normalised URL)``.
 
     New targets are written absolute, so the document reads the same from any address (a copy of a page
-    at another URL keeps its links); ``None`` unwraps the link: its text stays, the link goes. Links
-    ``parse_html`` would not follow (``mailto:``, unusable URLs) are left alone.
+    at another URL keeps its links); ``None`` removes the link's ``href``: the element and its text stay
+    (so the text reads as before), the link goes. Links ``parse_html`` would not follow (``mailto:``,
+    unusable URLs) are left alone.
     """
     tree = LexborHTMLParser(html)
     base_node = tree.css_first("base[href]")
@@ -279,7 +280,7 @@ def rewrite_links(html: str, base_url: str, target: Callable[[str], str | None])
             continue
         new = target(url)
         if new is None:
-            node.unwrap()
+            del node.attrs["href"]
         elif node.attributes.get("href") != new:
             node.attrs["href"] = new
     return tree.html or ""

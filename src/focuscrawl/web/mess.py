@@ -111,7 +111,8 @@ class Copies(Pathology):
 class Session(Copies):
     """Session ids: a share of links into a host carry one; every link inside the session keeps it."""
 
-    hosts: Size = Field(2, description="hosts with sessions")
+    hosts: Size = Field(2, description="hosts with sessions (drawn with odds growing as their page count squared: "
+                                       "the big hosts, where a crawl spends its budget)")
     sessions: Size = Field(4, description="session ids per host (half in the path, half in the query)")
     pages: Size = Field(1000, description="pages of the host copied per session")
     link_share: Share = 0.08
@@ -128,7 +129,7 @@ class Tracking(Copies):
 class Mirror(Copies):
     """Host mirrors: the www./bare host name and the other scheme serve the same pages."""
 
-    hosts: Size = Field(1, description="hosts mirrored (each under both variants)")
+    hosts: Size = Field(1, description="hosts mirrored, each under both variants (drawn as session hosts are)")
     pages: Size = Field(1000, description="pages of the host copied per mirror")
     link_share: Share = 0.04
 
@@ -883,7 +884,7 @@ class _Mess:
         options = self.profile.session
         hosts = [h for h in sorted(self.host_pages) if len(self.host_pages[h]) > 1]
         rng = self.rng("session", "hosts")
-        chosen = _weighted_sample(rng, hosts, [len(self.host_pages[h]) for h in hosts], options.hosts)
+        chosen = _weighted_sample(rng, hosts, [len(self.host_pages[h]) ** 2 for h in hosts], options.hosts)
         of_page: dict[str, list[dict[str, str]]] = {}
         for host in chosen:
             for s in range(options.sessions):
@@ -910,7 +911,7 @@ class _Mess:
         options = self.profile.mirror
         hosts = sorted(self.host_pages)
         rng = self.rng("mirror", "hosts")
-        chosen = _weighted_sample(rng, hosts, [len(self.host_pages[h]) for h in hosts], options.hosts)
+        chosen = _weighted_sample(rng, hosts, [len(self.host_pages[h]) ** 2 for h in hosts], options.hosts)
         of_page: dict[str, list[dict[str, str]]] = {}
         for host in chosen:
             for variant in ("www", "scheme"):
