@@ -8,8 +8,12 @@ it. The served side is in tests/test_serve.py.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import random
 import sqlite3
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -42,7 +46,7 @@ SMALL = {
     "twin.link_share": 0.1, "near-duplicate.page_share": 0.2, "near-duplicate.link_share": 0.1,
     "redirect.link_share": 0.1, "redirect.loop_share": 0.1,
     "soft-404.hosts": 3, "soft-404.broken_share": 0.3,
-    "failing.error_hosts": 1, "failing.error_share": 0.5, "failing.timeout_hosts": 1, "failing.timeout_share": 0.5,
+    "failing.error_hosts": 1, "failing.error_share": 0.3, "failing.timeout_hosts": 1, "failing.timeout_share": 0.3,
     "failing.slow_hosts": 1, "failing.burst": 0,
     "farm.hosts": 2, "farm.pages": 30, "farm.entry_share": 0.1, "farm.words": 10, "farm.links": 5,
     "script.page_share": 0.3, "script.link_share": 0.5,
@@ -136,8 +140,10 @@ def test_pages_labels_and_bodies_of_the_web_are_kept(webs):
             return new.anchor == old.anchor and (new.url == old.url or (
                 new.url in injected and injected[new.url].original == old.url))
 
-        # added links lead to injected URLs without an original, or to a near-duplicate of the page itself
-        html_links = [link for link in got.outlinks if link.url not in injected
+        # added links lead to new URLs without an original (a trap, a loop, a broken link), or to a
+        # near-duplicate of the page itself; a stored dead link may have become a soft 404
+        stored = {link.url for link in want.outlinks}
+        html_links = [link for link in got.outlinks if link.url in stored or link.url not in injected
                       or injected[link.url].original not in (None, record.url)]
         scripted = messy.script_links(record.url)
         assert len(html_links) + len(scripted) == len(want.outlinks)
@@ -224,17 +230,16 @@ def test_redirect_chains_end_at_their_original_and_loops_nowhere(webs):
               if link.url in location}
     assert starts
     for start in starts:
-        hops, current = 0, start
-        while current in location and hops < 10:
-            current, hops = location[current], hops + 1
+        path = [start]
+        while path[-1] in location and len(path) <= 10:
+            path.append(location[path[-1]])
+        fetched = messy.fetch(start) if all(_ok(messy, u) for u in path) else None
         if injected[start].kind == "redirect":
-            assert 2 <= hops <= 4 and current == injected[start].original
-            if all(_ok(messy, u) for u in (start, current)):
-                assert messy.fetch(start).final_url == current
+            assert 3 <= len(path) <= 5 and path[-1] == injected[start].original
+            assert fetched is None or fetched.final_url == path[-1]
         else:
-            assert injected[start].kind == "redirect-loop" and hops == 10
-            if _ok(messy, start):
-                assert messy.fetch(start).status == 310
+            assert injected[start].kind == "redirect-loop" and len(path) == 11
+            assert fetched is None or fetched.status == 310
 
 
 def test_soft_404_hosts_answer_every_path(webs):
@@ -252,9 +257,10 @@ def test_soft_404_hosts_answer_every_path(webs):
     for record in source.records():  # WEB's dead ends on a soft-404 host became not-found pages
         if record.status == 404 and host_name(record.url) in soft:
             assert messy.stored(record.url).status == 200 and messy.injected()[record.url].kind == "soft-404"
-    plain = next(h for h in ("www.uni.test", "wiki.test") if h not in soft) if len(soft) < 6 else None
-    if plain is not None and _ok(messy, f"http://{plain}/nothing"):
-        assert messy.fetch(f"http://{plain}/nothing").status == 404
+    plain = [h for h in {host_name(r.url) for r in messy.records()} if h not in soft]
+    probes = [f"http://{host}/nothing" for host in sorted(plain)]
+    answered = [messy.fetch(url).status for url in probes if _ok(messy, url)]
+    assert answered and set(answered) == {404}
 
 
 def test_failing_hosts_fail_a_fixed_share_of_urls_whatever_the_order(webs):
@@ -270,7 +276,7 @@ def test_failing_hosts_fail_a_fixed_share_of_urls_whatever_the_order(webs):
         second = {u: again.fetch(u) for u in shuffled}
         assert [(p.status, p.error) for p in first] == [(second[u].status, second[u].error) for u in urls]
         failed = [p for p in first if p.status in (0, 500, 503)]
-        assert 150 < len(failed) < 250  # a share of 0.5
+        assert 80 < len(failed) < 160  # a share of 0.3
         if mode == "timeout":
             assert {(p.status, p.error) for p in failed} == {(0, "timed out")}
             assert messy.pathology(urls[first.index(failed[0])]) == "timeout"
@@ -297,8 +303,12 @@ def test_script_links_are_seen_only_when_rendered(webs):
 
 
 def test_same_seed_same_tables_other_seed_other_web(webs, tmp_path):
+    """Built again in another process, with other string hashes (so no set order can leak in): equal tables."""
     source, messy, _ = webs
-    mess_web(source.directory, tmp_path / "again", make_profile("default", SMALL), seed=3)
+    script = ("import json, sys; from focuscrawl.web.mess import make_profile, mess_web; "
+              "mess_web(sys.argv[1], sys.argv[2], make_profile('default', json.loads(sys.argv[3])), seed=3)")
+    subprocess.run([sys.executable, "-c", script, str(source.directory), str(tmp_path / "again"), json.dumps(SMALL)],
+                   check=True, env={**os.environ, "PYTHONHASHSEED": "12345"})
     assert _tables(tmp_path / "again") == _tables(messy.directory)
     mess_web(source.directory, tmp_path / "other", make_profile("default", SMALL), seed=4)
     assert _tables(tmp_path / "other")["injected"] != _tables(messy.directory)["injected"]

@@ -166,12 +166,16 @@ class Redirect(Pathology):
 class SoftNotFound(Pathology):
     """Soft-404 hosts: any URL they have no page for answers 200 with a "page not found" page linking home."""
 
-    hosts: Size = 2
+    hosts: Size = Field(2, description="soft-404 hosts (drawn as failing hosts are)")
     broken_share: Share = Field(0.02, description="share of their pages with a broken (mistyped) link")
 
 
 class Failing(Pathology):
-    """Hosts that fail: 500/503 errors (in bursts over HTTP), timeouts, slow bodies."""
+    """Hosts that fail: 500/503 errors (in bursts over HTTP), timeouts, slow bodies.
+
+    The hosts are WEB's, the bigger the likelier; on a web with fewer hosts than asked for (Wikispeedia has
+    one), the traps' own hosts make up the rest, WEB's hosts taking the first modes (errors, then timeout).
+    """
 
     error_hosts: Count = 2
     error_share: Share = Field(0.1, description="share of an error host's URLs answering 500 or 503")
@@ -485,6 +489,10 @@ class _Mess:
 
     # -- the plan ---------------------------------------------------------------------------------------------
     def build(self) -> None:
+        """Plan every pathology. The order matters where one needs another: traps exist before host behaviours
+        are drawn (a trap's host may fail, and its first page is its not-found page's home); copies exist
+        before links are replaced by them; links are replaced before some move into scripts; a copy takes
+        its original's links only when they are final."""
         p = self.profile
         for kind, trap in (("calendar", p.calendar), ("pagination", p.pagination), ("facet", p.facet)):
             if trap.enabled:
@@ -519,6 +527,8 @@ class _Mess:
 
     # -- traps: calendars, listings, facets, farms ---------------------------------------------------------------
     def _plan_sections(self, kind: str, count: int, injected_hosts: int, entry_share: float) -> None:
+        """The sections of one trap kind: on hosts of their own (named after a host of WEB, the bigger the
+        likelier) or on a host of WEB, and the pages that link into each."""
         rng = self.rng(kind, "sections")
         hosts = sorted(self.host_pages)
         weights = [len(self.host_pages[h]) for h in hosts]
@@ -804,24 +814,18 @@ class _Mess:
 
     # -- host behaviours -------------------------------------------------------------------------------------
     def _plan_behaviours(self) -> None:
-        """Soft-404 and failing hosts, drawn among WEB's hosts and the traps' own, the bigger the likelier."""
+        """Soft-404 and failing hosts: WEB's hosts, the bigger the likelier, where a crawl spends its budget;
+        when WEB has fewer hosts than asked for (Wikispeedia has one), the traps' own hosts make up the rest."""
         p = self.profile
-        sizes = {host: len(urls) for host, urls in self.host_pages.items()}
-        for section in self.sections:
-            if not section.on_site:
-                sizes[section.host] = sizes.get(section.host, 0) + self._section_size(section)
-        hosts = sorted(sizes)
-        weights = [sizes[h] for h in hosts]
         soft: dict[str, tuple[Link, ...]] = {}
         if p.soft_404.enabled:
-            for host in _weighted_sample(self.rng("soft-404", "hosts"), hosts, weights, p.soft_404.hosts):
+            for host in self._draw_hosts("soft-404", p.soft_404.hosts):
                 soft[host] = self._home_links(host)
         failure: dict[str, HostBehaviour] = {}
         if p.failing.enabled:
             f = p.failing
             modes = ["errors"] * f.error_hosts + ["timeout"] * f.timeout_hosts + ["slow"] * f.slow_hosts
-            chosen = _weighted_sample(self.rng("failing", "hosts"), hosts, weights, len(modes))
-            for host, mode in zip(chosen, modes):
+            for host, mode in zip(self._draw_hosts("failing", len(modes)), modes):
                 share = {"errors": f.error_share, "timeout": f.timeout_share, "slow": 0.0}[mode]
                 failure[host] = HostBehaviour(failure=mode, share=share, burst=f.burst if mode == "errors" else 0,
                                               hang_s=f.hang_s, slow_body_s=f.slow_body_s)
@@ -830,10 +834,13 @@ class _Mess:
             self.behaviours[host] = HostBehaviour(soft.get(host), base.failure, base.share, base.burst,
                                                   base.hang_s, base.slow_body_s)
 
-    def _section_size(self, section: _Section) -> int:
-        p = self.profile
-        return {"calendar": p.calendar.pages, "pagination": p.pagination.pages, "facet": p.facet.pages,
-                "farm": p.farm.pages}[section.kind]
+    def _draw_hosts(self, kind: str, count: int) -> list[str]:
+        rng = self.rng(kind, "hosts")
+        web_hosts = sorted(self.host_pages)
+        chosen = _weighted_sample(rng, web_hosts, [len(self.host_pages[h]) for h in web_hosts], count)
+        traps = {s.host: len(s.urls) for s in self.sections if not s.on_site}
+        trap_hosts = sorted(traps)
+        return chosen + _weighted_sample(rng, trap_hosts, [traps[h] for h in trap_hosts], count - len(chosen))
 
     def _home_links(self, host: str) -> tuple[Link, ...]:
         """What a soft-404 page of ``host`` links to: its five most linked-to pages, the first as "Home"."""
