@@ -203,10 +203,14 @@ class ServedWeb:
         candidates = self._hosts_at.get(sockname[0], []) if sockname else []
         return (candidates[0], candidates[0]) if candidates else ("", netloc)
 
-    def _lookup(self, request: web.Request, netloc: str) -> tuple[str, tuple] | None:
+    @staticmethod
+    def _schemes(request: web.Request) -> list[str]:
+        """The schemes the request may mean, likeliest first (module docstring: X-Forwarded-Proto)."""
         proto = request.headers.get("X-Forwarded-Proto", "").lower()
-        schemes = [proto] if proto in ("http", "https") else ["http", "https"]
-        for scheme in schemes:
+        return [proto] if proto in ("http", "https") else ["http", "https"]
+
+    def _lookup(self, request: web.Request, netloc: str) -> tuple[str, tuple] | None:
+        for scheme in self._schemes(request):
             url = f"{scheme}://{netloc}{request.raw_path}"
             for candidate in dict.fromkeys([url, normalize_url(url) or url]):
                 row = self._db.execute(
@@ -245,9 +249,8 @@ class ServedWeb:
         behaviour = self.web.behaviours.get(host)
         if found is not None:
             url = found[0]
-        else:  # the URL as the crawler meant it: https when it says so (X-Forwarded-Proto), else http
-            proto = request.headers.get("X-Forwarded-Proto", "").lower()
-            raw = f"{proto if proto in ('http', 'https') else 'http'}://{netloc}{request.raw_path}"
+        else:  # no page: the URL as the crawler meant it, for its host's behaviour
+            raw = f"{self._schemes(request)[0]}://{netloc}{request.raw_path}"
             url = normalize_url(raw) or raw
         if behaviour is not None and behaviour.failure is not None:
             failed = await self._fail(request, host, behaviour, url)
