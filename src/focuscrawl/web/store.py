@@ -332,7 +332,18 @@ class OfflineWeb:
         index = {url: i for i, url in enumerate(urls)}
         pairs += [(row_of[page_id], index[location]) for page_id, location in redirects if location in index]
         edges = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-        return LinkGraph(urls, edges[:, 0], edges[:, 1], np.array(statuses, dtype=np.int64))
+        injected = self.injected()
+        own = stands_for = scripted = None
+        if injected:  # a messy web: reach counts its own pages, and a copy stands for its page
+            own = np.fromiter((url not in injected for url in urls), dtype=bool, count=len(urls))
+            stands_for = np.arange(len(urls), dtype=np.int64)
+            for url, row in injected.items():
+                if row.original is not None and url in index and row.original in index:
+                    stands_for[index[url]] = index[row.original]
+        if self._has_script_links:
+            scripted = np.array([(row_of[s], row_of[d]) for s, d in self._db.execute("SELECT src, dst FROM script_links")],
+                                dtype=np.int64).reshape(-1, 2)
+        return LinkGraph(urls, edges[:, 0], edges[:, 1], np.array(statuses, dtype=np.int64), own, stands_for, scripted)
 
     def texts(self, urls: Iterable[str]) -> list[str]:
         out = []
