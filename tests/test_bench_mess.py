@@ -70,3 +70,37 @@ def test_bench_counts_what_each_crawl_spent_on_injected_urls(webs, tmp_path):
         assert 0 < row["injected_share_mean"] < 1
     assert summaries["messy"]["relevant_total"] == summaries["clean"]["relevant_total"]
     assert "injected URLs" in (tmp_path / "messy" / "summary.md").read_text()
+
+
+def test_a_suite_runs_on_its_webs_messy_versions(tmp_path):
+    from typer.testing import CliRunner
+
+    from focuscrawl.cli.main import app
+
+    suite = tmp_path / "suite.yml"
+    suite.write_text("name: mini\nwebs: [embedded]\nstrategies: [bfs]\ndefaults: {budget: 40, runs: 2, "
+                     "examples_irrelevant: 20}\nrows:\n  - {web: embedded, topic: subject.Science.Biology, "
+                     "half: tuning}\n  - {web: embedded, topic: subject.Everyday_life.Food_and_agriculture, "
+                     "half: held-out}\n")
+    runner = CliRunner()
+    clean = runner.invoke(app, ["bench", "--suite", str(suite), "--webs", str(tmp_path), "--jobs", "1",
+                                "--out", str(tmp_path / "clean"), "--quiet"])
+    assert clean.exit_code == 0, clean.output
+    result = runner.invoke(app, ["bench", "--suite", str(suite), "--webs", str(tmp_path), "--mess", "default",
+                                 "--jobs", "1", "--out", str(tmp_path / "messy")])
+    assert result.exit_code == 0, result.output
+    assert "making the messy web" in result.output and (tmp_path / "embedded-mess-default" / "web.sqlite").is_file()
+    for folder in ("embedded_subject.Science.Biology", "embedded_subject.Everyday_life.Food_and_agriculture"):
+        messy = json.loads((tmp_path / "messy" / "rows" / folder / "summary.json").read_text())
+        plain = json.loads((tmp_path / "clean" / "rows" / folder / "summary.json").read_text())
+        assert messy["web_dir"].endswith("embedded-mess-default") and messy["relevant_total"] == plain["relevant_total"]
+        seeds = [[json.loads(line)["seeds"] for line in (tmp_path / name / "rows" / folder / "runs.jsonl").open()]
+                 for name in ("clean", "messy")]
+        assert seeds[0] == seeds[1]  # the clean suite's seeds
+        assert "spent_mean" in messy["strategies"][1]
+    for bad in (["--mess", "nonsense"], ["--mess", "default", "--web", "embedded"]):
+        again = runner.invoke(app, ["bench", "--suite", str(suite), "--webs", str(tmp_path), *bad])
+        assert again.exit_code != 0 and "Traceback" not in again.output
+        assert len([line for line in again.output.strip().split("\n") if line.strip()]) <= 2, again.output
+    alone = runner.invoke(app, ["bench", "--web", "embedded", "--topic", "subject.Science.Biology", "--mess", "default"])
+    assert alone.exit_code != 0 and "--mess goes with --suite" in alone.output
