@@ -34,8 +34,8 @@ from focuscrawl.config import BenchConfig, load_config
 from focuscrawl.strategies import resolve
 from focuscrawl.user_files import read_yaml_mapping
 from focuscrawl.web import embedded_web_dir
-from focuscrawl.web.mess import make_profile, mess_web
-from focuscrawl.web.store import WEB_FILE
+from focuscrawl.web.mess import MESS_VERSION, make_profile, mess_web
+from focuscrawl.web.store import WEB_FILE, OfflineWeb
 
 SUITES_DIR = Path(__file__).parent / "suites"
 HALVES = ("tuning", "held-out")
@@ -158,11 +158,24 @@ def web_dir(name: str, webs: Path, mess: str | None = None, say: Callable[[str],
     if mess is None:
         return directory
     messy = Path(webs) / f"{name}-mess-{mess}"
-    if not (messy / WEB_FILE).is_file():
+    profile = make_profile(mess)
+    if _messy_web_made_as(messy) != (MESS_VERSION, profile.model_dump(mode="json")):  # none yet, or made otherwise
         if say is not None:
             say(f"making the messy web {messy} (focuscrawl web mess {directory} {messy} --profile {mess})")
-        mess_web(directory, messy, make_profile(mess), seed=0)
+        mess_web(directory, messy, profile, seed=0, profile_name=mess, overwrite=True)
     return messy
+
+
+def _messy_web_made_as(directory: Path) -> tuple[int, dict] | None:
+    """(mess version, profile options) a messy web was made with, or None when there is none."""
+    if not (directory / WEB_FILE).is_file():
+        return None
+    web = OfflineWeb(directory)
+    try:
+        made = web.meta.get("mess") or {}
+        return made.get("version"), made.get("options")
+    finally:
+        web.close()
 
 
 def plan_rows(

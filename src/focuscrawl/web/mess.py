@@ -52,7 +52,7 @@ from focuscrawl.web.behaviour import HostBehaviour, host_name, not_found_page, s
 from focuscrawl.web.html import clean_text, insert_html, links_nav, parse_document, rewrite_links
 from focuscrawl.web.store import WEB_FILE, OfflineWeb, WebWriter
 
-MESS_VERSION = 1  # bump when a change alters the web a given source, profile and seed give
+MESS_VERSION = 2  # bump when a change alters the web a given source, profile and seed give
 IDF_PAGES = 2000  # pages of WEB the farms' tf-idf takes its idf from, spread evenly: plenty, and fast
 
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -814,8 +814,9 @@ class _Mess:
 
     # -- host behaviours -------------------------------------------------------------------------------------
     def _plan_behaviours(self) -> None:
-        """Soft-404 and failing hosts: WEB's hosts, the bigger the likelier, where a crawl spends its budget;
-        when WEB has fewer hosts than asked for (Wikispeedia has one), the traps' own hosts make up the rest."""
+        """Soft-404 and failing hosts: WEB's hosts, the bigger the likelier, where a crawl spends its budget (but
+        never a failing host that holds half the web); when WEB has fewer hosts than asked for (Wikispeedia has
+        one), the traps' own hosts make up the rest."""
         p = self.profile
         soft: dict[str, tuple[Link, ...]] = {}
         if p.soft_404.enabled:
@@ -825,7 +826,7 @@ class _Mess:
         if p.failing.enabled:
             f = p.failing
             modes = ["errors"] * f.error_hosts + ["timeout"] * f.timeout_hosts + ["slow"] * f.slow_hosts
-            for host, mode in zip(self._draw_hosts("failing", len(modes)), modes):
+            for host, mode in zip(self._draw_hosts("failing", len(modes), spare_main=True), modes):
                 share = {"errors": f.error_share, "timeout": f.timeout_share, "slow": 0.0}[mode]
                 failure[host] = HostBehaviour(failure=mode, share=share, burst=f.burst if mode == "errors" else 0,
                                               hang_s=f.hang_s, slow_body_s=f.slow_body_s)
@@ -834,9 +835,14 @@ class _Mess:
             self.behaviours[host] = HostBehaviour(soft.get(host), base.failure, base.share, base.burst,
                                                   base.hang_s, base.slow_body_s)
 
-    def _draw_hosts(self, kind: str, count: int) -> list[str]:
+    def _draw_hosts(self, kind: str, count: int, *, spare_main: bool = False) -> list[str]:
+        """``count`` hosts, WEB's first (the bigger the likelier), then traps' own. ``spare_main``: not a host that
+        holds half of WEB's pages or more (Wikispeedia's only host): a failing host is one a crawl can give up,
+        and a crawl that gave up the web's main host would have no web left to crawl."""
         rng = self.rng(kind, "hosts")
-        web_hosts = sorted(self.host_pages)
+        total = sum(len(pages) for pages in self.host_pages.values())
+        web_hosts = sorted(h for h, pages in self.host_pages.items()
+                           if not (spare_main and 2 * len(pages) >= total))
         chosen = _weighted_sample(rng, web_hosts, [len(self.host_pages[h]) for h in web_hosts], count)
         traps = {s.host: len(s.urls) for s in self.sections if not s.on_site}
         trap_hosts = sorted(traps)
