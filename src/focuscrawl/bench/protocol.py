@@ -82,6 +82,17 @@ class GroundTruth:
         """The judge of one crawl's events (a new one per crawl)."""
         return CreditOnce(self)
 
+    def steps_to_relevant(self, found: Collection[str]) -> dict[str, int]:
+        """Links from each page to the nearest relevant page not in ``found``; pages that reach none are left
+        out (so are all pages when the web's graph is unknown)."""
+        if self.graph is None:
+            return {}
+        index = self.graph.index
+        dist = self.graph.distances_to(index[u] for u in self.relevant if u not in found and u in index)
+        reached = (dist != UNREACHABLE).nonzero()[0]
+        urls = self.graph.urls
+        return {urls[i]: int(dist[i]) for i in reached.tolist()}
+
 
 class CreditOnce:
     """One crawl's scoring: a fetched URL is a relevant page found when the page it shows (itself, or the
@@ -99,17 +110,6 @@ class CreditOnce:
             return False
         self.found.add(page)
         return True
-
-    def steps_to_relevant(self, found: Collection[str]) -> dict[str, int]:
-        """Links from each page to the nearest relevant page not in ``found``; pages that reach none are left
-        out (so are all pages when the web's graph is unknown)."""
-        if self.graph is None:
-            return {}
-        index = self.graph.index
-        dist = self.graph.distances_to(index[u] for u in self.relevant if u not in found and u in index)
-        reached = (dist != UNREACHABLE).nonzero()[0]
-        urls = self.graph.urls
-        return {urls[i]: int(dist[i]) for i in reached.tolist()}
 
 
 DEFAULT_BUDGET: int = RunSettings.model_fields["budget"].default
