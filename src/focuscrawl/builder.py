@@ -159,7 +159,8 @@ def build_crawl(
     scorer = own if own is not classifiers.get(reward_model) else classifiers.scorer(reward_model)
     engine = CrawlEngine(policy, scorer, budget=settings.budget,
                           max_per_domain=DomainCap.parse(settings.max_per_domain), judge=judge, sinks=sinks,
-                          max_outlinks=settings.max_outlinks, scope=settings.scope.rules(), owns=owns)
+                          max_outlinks=settings.max_outlinks, scope=settings.scope.rules(), owns=owns,
+                          defences=settings.defences.build(settings.seed))
     context = CrawlContext(topic=topic, classifier=own, seeds=list(seeds),
                            budget=context_budget if context_budget is not None else settings.budget,
                            seed=settings.seed)

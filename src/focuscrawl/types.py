@@ -29,6 +29,8 @@ class Page:
 
     ``status`` is the HTTP status (0 for a network failure). ``final_url`` differs from ``url`` after
     redirects. ``text`` is the page's main text and ``outlinks`` its links; both are empty on failure.
+    ``canonical`` is the URL the page names as its own with ``<link rel="canonical">`` (normalised), when it
+    does: the one hint a site gives that two URLs are one document.
     There is deliberately no label here: ground truth never travels with a page.
     """
 
@@ -41,6 +43,7 @@ class Page:
     outlinks: list[Link] = field(default_factory=list)
     html: str | None = None
     error: str = ""
+    canonical: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -133,6 +136,12 @@ class StepEvent:
     ``decision_ms`` is the time spent inside the policy for this step (the select that chose it and the
     observe of its page), fetching and reward computation excluded. ``score`` and ``reason`` are the
     policy's, from the step's ``Selection``.
+
+    ``verdict`` is why the engine's defences (``focuscrawl.engine.defences``) gave the page no reward and no
+    links, or "" when they did not: ``duplicate of URL``, ``soft 404``, ``trap pattern``, ``host failing``, or
+    ``soft-404 probe`` for a fetch the engine made itself. ``skipped`` lists the URLs the defences kept out of
+    the frontier at this step, each with why (a closed trap pattern's or failing host's pending URLs and
+    links), so that nothing is dropped silently.
     """
 
     step: int
@@ -148,6 +157,8 @@ class StepEvent:
     depth: int
     score: float | None = None
     reason: str = ""
+    verdict: str = ""
+    skipped: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
