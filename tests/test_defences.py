@@ -30,7 +30,7 @@ TOPIC = TopicInputs("birds", ["bird", "nest"], [_text(BIRD_WORDS, i) for i in ra
 OFF = DefenceSettings.off()
 
 
-def page_text(words: str, i: int, unique: int = 120) -> str:
+def page_text(words: str, i: int, unique: int = 300) -> str:
     """A text of the topic's words and ``unique`` words of this page alone: distinct from every other page's."""
     return _text(words, i) + " " + " ".join(f"p{i}w{k}" for k in range(unique))
 

@@ -40,7 +40,7 @@ from focuscrawl.engine.defences.hosts import HostHealth, HostHealthSettings, is_
 from focuscrawl.engine.defences.soft404 import Soft404, Soft404Settings, looks_like_error_page
 from focuscrawl.engine.defences.traps import TrapPatterns, TrapSettings, url_patterns
 from focuscrawl.types import Page
-from focuscrawl.urls import domain_of, strip_tracking_and_session
+from focuscrawl.urls import strip_tracking_and_session
 
 SOFT_404 = "soft 404"
 TRAP_PATTERN = "trap pattern"
@@ -164,8 +164,6 @@ class Defences:
             found = self.texts.find(sig)
             if found is not None:
                 verdict = duplicate_of(found[0])
-                if soft is not None and _same_host_other_path(found[0], final_url, host):
-                    soft.ask(host, soft.probe_url(final_url))  # two pages of a host, one text: a not-found page?
         if soft is not None and not verdict and looks_like_error_page(page.title, page.text):
             soft.ask(host, soft.probe_url(final_url))
         if sig is not None and not verdict:
@@ -187,6 +185,3 @@ class Defences:
         settings = self.texts.settings
         return signature(shingles(tokens, settings.shingle), settings.num_perm)
 
-
-def _same_host_other_path(a: str, b: str, host: str) -> bool:
-    return domain_of(a) == host and a.split("?", 1)[0] != b.split("?", 1)[0]

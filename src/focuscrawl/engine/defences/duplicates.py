@@ -39,6 +39,9 @@ class NearDuplicateSettings(BaseModel):
         0.9, description="estimated Jaccard similarity of the two texts' word shingles at which a page is a "
                          "near-duplicate (docs/crawl.md, 'Messy web', gives the false positives on clean webs)")
     shingle: Annotated[int, Field(ge=1, le=10)] = Field(5, description="words per shingle")
+    max_words: Annotated[int, Field(ge=10)] = Field(
+        1000, description="words of a page's text (from its start) that its signature covers: copies share their "
+                          "opening, distinct pages differ in theirs, and a long article costs no more than a short one")
     min_shingles: Annotated[int, Field(ge=1)] = Field(
         25, description="pages with fewer distinct shingles are never called near-duplicates: over a small set, one "
                         "shingle moves the similarity by several hundredths, and two short texts agree by chance")
@@ -46,10 +49,14 @@ class NearDuplicateSettings(BaseModel):
         64, description="MinHash permutations (the similarity's standard error is about sqrt(J(1-J)/num_perm))")
 
 
-def words(text: str, drop: frozenset[str] = frozenset()) -> list[str]:
-    """The lower-cased words of ``text``, without those in ``drop``."""
+def words(text: str, drop: frozenset[str] = frozenset(), limit: int | None = None) -> list[str]:
+    """The lower-cased words of ``text``, without those in ``drop``; the first ``limit`` of them."""
+    if limit is not None:
+        text = text[:limit * 12]  # words average 5-7 characters with their spaces: read no more than needed
     found = _WORD.findall(text.lower())
-    return [w for w in found if w not in drop] if drop else found
+    if drop:
+        found = [w for w in found if w not in drop]
+    return found if limit is None else found[:limit]
 
 
 def url_words(url: str) -> frozenset[str]:
@@ -64,23 +71,28 @@ def _permutations(num_perm: int) -> np.ndarray:
     return MinHash(num_perm=num_perm, seed=_SEED, scheme=_SCHEME).permutations
 
 
-def _crc32(data: bytes) -> int:
-    # deterministic in every process (Python's hash() of a str is not), and fast
-    return zlib.crc32(data)
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # an odd 64-bit constant (the golden ratio's): spreads a shingle's word hashes
 
 
-def shingles(tokens: list[str], shingle: int) -> set[bytes]:
-    """The set of ``shingle``-word runs of ``tokens`` (all of them as one when there are fewer)."""
-    if len(tokens) <= shingle:
-        return {" ".join(tokens).encode()}
-    return {" ".join(tokens[i:i + shingle]).encode() for i in range(len(tokens) - shingle + 1)}
+def shingles(tokens: list[str], shingle: int) -> np.ndarray:
+    """The distinct ``shingle``-word runs of ``tokens`` (all of them as one when there are fewer), each as a 32-bit
+    hash: the words' CRC-32s combined as a polynomial, in numpy, so that a page costs one pass over its words."""
+    hashed = np.fromiter((zlib.crc32(w.encode()) for w in tokens), dtype=np.uint64, count=len(tokens))
+    k = min(shingle, len(tokens))
+    if k == 0:
+        return np.zeros(0, dtype=np.uint64)
+    runs = np.zeros(len(tokens) - k + 1, dtype=np.uint64)
+    with np.errstate(over="ignore"):  # arithmetic modulo 2**64, as meant
+        for j in range(k):
+            runs = runs * _MIX + hashed[j:len(hashed) - k + 1 + j]
+    return np.unique(runs >> np.uint64(32))
 
 
-def signature(runs: set[bytes], num_perm: int) -> np.ndarray:
-    """The MinHash signature (uint32 values) of a set of shingles."""
-    minhash = MinHash(num_perm=num_perm, seed=_SEED, hashfunc=_crc32, permutations=_permutations(num_perm),
+def signature(runs: np.ndarray, num_perm: int) -> np.ndarray:
+    """The MinHash signature (uint32 values) of a set of shingle hashes."""
+    minhash = MinHash(num_perm=num_perm, seed=_SEED, hashfunc=int, permutations=_permutations(num_perm),
                       scheme=_SCHEME)
-    minhash.update_batch(sorted(runs))
+    minhash.update_batch(runs.tolist())  # hashed already: datasketch applies its permutations to them
     return minhash.hashvalues.astype(np.uint32)  # lossless: affine32 values are below 2**32
 
 
@@ -109,7 +121,7 @@ class NearDuplicates:
 
     def signature(self, title: str, text: str, drop: frozenset[str] = frozenset()) -> np.ndarray | None:
         """The page's signature, or None when it has too few words to tell."""
-        runs = shingles(words(f"{title}\n{text}", drop), self.settings.shingle)
+        runs = shingles(words(f"{title}\n{text}", drop, self.settings.max_words), self.settings.shingle)
         if len(runs) < self.settings.min_shingles:
             return None
         return signature(runs, self.settings.num_perm)

@@ -4,9 +4,9 @@ As archival crawlers do (Bar-Yossef et al., "Sic transit gloria telae", WWW 2004
 random path it cannot have: if the answer is 200, its text is the host's not-found page, and a later page of
 the host whose text is a near-copy of it is a soft 404. The probe is a fetch, so it is a crawl step like any
 other (recorded as ``soft-404 probe``, never shown to the policy), and it is spent only on a host that gives
-cause: a page whose title or opening reads like an error page, or two near-identical pages of the host under
-different paths. Error pages echo the address asked for, so texts are compared without the words of their
-own URL's path.
+cause: a page whose title or opening reads like an error page. (A host that serves one page, its home page say,
+for any address needs no probe: the second such page is a near-duplicate of the first.) Error pages echo the
+address asked for, so texts are compared without the words of their own URL's path.
 
 Deterministic: the probe's path comes from the crawl's seed and the host name, so a resumed crawl probes the
 same URL at the same point.
