@@ -250,7 +250,8 @@ def test_a_soft_404_host_is_probed_once_and_its_not_found_pages_are_caught(tmp_p
 
 # -- trap patterns ---------------------------------------------------------------------------------------------
 def _calendar_web(directory: Path, days: int = 200) -> Path:
-    """A small relevant site whose hub links into an endless-looking calendar of irrelevant days."""
+    """A small relevant site whose hub links into an endless-looking calendar, whose days borrow the site's text
+    (as real traps do: a benchmark's messy webs make them so)."""
     with WebWriter(directory, {"name": "calendar"}) as w:
         w.add_page("http://birds.test/", title="hub", text=page_text(BIRD_WORDS, 0), labels=["birds"])
         w.add_link("http://birds.test/", "http://birds.test/events/2001/1", "events")
@@ -259,7 +260,11 @@ def _calendar_web(directory: Path, days: int = 200) -> Path:
             w.add_page(f"http://birds.test/b{i}", title=f"b{i}", text=page_text(BIRD_WORDS, i + 1), labels=["birds"])
         for d in range(1, days):
             url = f"http://birds.test/events/2001/{d}"
-            w.add_page(url, title=f"day {d}", text=page_text(OTHER_WORDS, 100 + d), labels=["other"])
+            # thirds of the site's pages, combined anew each day: no day is a copy, and no day's text is new
+            sources = [d % 5, (d + d // 5 % 4 + 1) % 5, (d + d // 20 % 4 + 1) % 5]
+            parts = [page_text(BIRD_WORDS, j + 1).split()[113 * k:113 * (k + 1)] for k, j in enumerate(sources)]
+            w.add_page(url, title=f"day {d}", labels=["other"],
+                       text=f"Events on day {d}. " + " ".join(parts[0] + parts[1] + parts[2]))
             w.add_link(url, f"http://birds.test/events/2001/{d + 1}", "next day")
             w.add_link(url, f"http://birds.test/events/2001/{d + 2}", "day after")
     return directory
@@ -360,6 +365,7 @@ def _run(run: Path, topic_dir: Path, web: Wrapped, stop_after: int | None = None
 
 
 def test_verdicts_reach_pages_jsonl_the_store_and_the_dashboard(tmp_path):
+    from focuscrawl.dashboard import views
     from focuscrawl.dashboard.run import RunReader
     from focuscrawl.storage.state import StateStore
 
@@ -384,7 +390,11 @@ def test_verdicts_reach_pages_jsonl_the_store_and_the_dashboard(tmp_path):
     counts = {d["kind"]: (d["pages"], d["skipped"]) for d in view.snapshot()["defences"]}
     assert counts["duplicate"] == (5, 0)
     assert counts[HOST_FAILING] == (1, 2) and counts[TRAP_PATTERN] == (1, skipped.count(TRAP_PATTERN))
-    assert view.snapshot()["totals"]["caught"] == verdicts.count(TRAP_PATTERN) + verdicts.count(HOST_FAILING) + 5
+    snapshot = view.snapshot()
+    assert snapshot["totals"]["caught"] == verdicts.count(TRAP_PATTERN) + verdicts.count(HOST_FAILING) + 5
+    assert snapshot["totals"]["kept_out"] == len(skipped)
+    panel = views.crawl_fragments(snapshot, lambda path: path)["problems"]
+    assert "Caught by the defences" in panel and "trap pattern" in panel and "host failing" in panel
 
 
 def test_a_crawl_with_the_defences_resumes_as_the_original(tmp_path):

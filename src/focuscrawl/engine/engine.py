@@ -32,7 +32,6 @@ from focuscrawl.engine.defences import (
     TRAP_PATTERN,
     Defences,
     duplicate_of,
-    is_failure,
     url_patterns,
 )
 from focuscrawl.engine.scope import Scope
@@ -237,12 +236,15 @@ class CrawlEngine:
         # a defence's verdict, whose page the policy sees empty (no new evidence).
         verdict = duplicate_of(final_url) if duplicate else ""
         skipped: list[tuple[str, str]] = []
+        runs = None  # the page's text as the defences read it (shingle hashes), once for all of them
         if probe:
             verdict = PROBE
             defences.probe_answered(url, page)
-        elif not duplicate and page.ok and defences.texts is not None and (page.text or page.title):
+        elif not duplicate and page.ok and defences.reads_text and (page.text or page.title):
+            runs = defences.read(page)
+        if runs is not None and defences.texts is not None:
             canonical = self._canonical(page, url, final_url)
-            verdict = defences.copy_verdict(url, final_url, host, page, canonical, self.fetched)
+            verdict = defences.copy_verdict(url, final_url, host, page, runs, canonical, self.fetched)
             if (canonical is not None and not verdict and defences.canonical is not None
                     and canonical not in self.fetched and canonical not in self._in_flight):
                 # as a redirect's target: the page is that URL's document, which need not be fetched again
@@ -262,10 +264,12 @@ class CrawlEngine:
         followed = not verdict and self.scope.allows(final_url, self.depth.get(url, 0))
         candidates = self._candidates(url, page) if followed else []
         traps = defences.traps
-        if traps is not None and not probe and not is_failure(page):
-            scored = page.ok and not verdict
-            new = scored and traps.yields_new(url, self._fresh(candidates, self.depth.get(url, 0) + 1), relevance)
-            closed = traps.record(url, new, relevance if scored else None)
+        if traps is not None and not probe and page.ok:
+            fresh = self._fresh(candidates, self.depth.get(url, 0) + 1)
+            new = not verdict and traps.yields_new(url, fresh, relevance >= REWARD_THRESHOLD, runs)
+            if runs is not None:
+                traps.remember(runs)
+            closed = traps.record(url, new)
             if closed:
                 self._close_patterns(closed, skipped)
                 if not verdict:  # the fetch that showed the pattern yields nothing new: no reward, no links

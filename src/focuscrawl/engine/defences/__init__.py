@@ -47,8 +47,6 @@ TRAP_PATTERN = "trap pattern"
 HOST_FAILING = "host failing"
 PROBE = "soft-404 probe"
 DUPLICATE = "duplicate of "
-# a not-found page's text is short: a few words (without its URL's) are enough to recognise it against the probe's
-_SOFT_404_MIN_WORDS = 5
 
 __all__ = ["DUPLICATE", "HOST_FAILING", "PROBE", "SOFT_404", "TRAP_PATTERN", "CanonicalSettings", "DefenceSettings",
            "Defences", "HostHealthSettings", "NearDuplicateSettings", "Soft404Settings", "TrapSettings",
@@ -102,6 +100,7 @@ class DefenceSettings(BaseModel):
         """One crawl's defences (``seed``: the crawl's, for the soft-404 probes' paths)."""
         texts = self.on("near_duplicates") or self.on("canonical") or self.on("soft_404")
         return Defences(
+            reading=self.near_duplicates,
             clean=self.on("url_hygiene"),
             canonical=self.canonical if self.on("canonical") else None,
             texts=NearDuplicates(self.near_duplicates) if texts else None,
@@ -125,9 +124,16 @@ class Defences:
     traps: TrapPatterns | None = None
     skipped: set[str] = field(default_factory=set)  # URLs kept out of the frontier (pending when their rule closed)
 
+    reading: NearDuplicateSettings = field(default_factory=NearDuplicateSettings)  # how a page's text is read
+
     @property
-    def any(self) -> bool:
-        return bool(self.clean or self.texts or self.hosts or self.soft_404 or self.traps)
+    def reads_text(self) -> bool:
+        return self.texts is not None or self.traps is not None
+
+    def read(self, page: Page, drop: frozenset[str] = frozenset()) -> np.ndarray:
+        """The page's text as the defences read it: the hashes of its distinct shingles (title and main text)."""
+        reading = self.reading
+        return shingles(words(f"{page.title}\n{page.text}", drop, reading.max_words), reading.shingle)
 
     def url(self, url: str | None) -> str | None:
         """A normalised URL as the crawl keeps it: without tracking and session parameters when hygiene is on."""
@@ -141,10 +147,11 @@ class Defences:
             return TRAP_PATTERN
         return ""
 
-    def copy_verdict(self, url: str, final_url: str, host: str, page: Page, canonical: str | None,
+    def copy_verdict(self, url: str, final_url: str, host: str, page: Page, runs: np.ndarray, canonical: str | None,
                      fetched: set[str]) -> str:
-        """Whether the page (ok, not a probe) is a soft 404 or a copy of a page fetched before, and remember its
-        text for the pages after it. ``canonical``: its rel=canonical URL as the crawl keeps it, if another."""
+        """Whether the page (ok, not a probe; ``runs``: ``read(page)``) is a soft 404 or a copy of a page fetched
+        before, and remember its text for the pages after it. ``canonical``: its rel=canonical URL as the crawl
+        keeps it, if another."""
         if self.texts is None:
             return ""
         soft = self.soft_404
@@ -154,7 +161,7 @@ class Defences:
                 own = self._soft_404_signature(page, final_url)
                 if own is not None and similarity(own, known) >= soft.settings.threshold:
                     return SOFT_404
-        sig = self.texts.signature(page.title, page.text)
+        sig = self.texts.signature(runs)
         verdict = ""
         if canonical is not None and self.canonical is not None and canonical in fetched:
             claimed = self.texts.of(canonical)
@@ -179,9 +186,8 @@ class Defences:
         self.soft_404.answered(url, self._soft_404_signature(page, url) if ok else None, ok)
 
     def _soft_404_signature(self, page: Page, url: str) -> np.ndarray | None:
-        tokens = words(f"{page.title}\n{page.text}", url_words(url))
-        if len(tokens) < _SOFT_404_MIN_WORDS or self.texts is None:
+        runs = self.read(page, url_words(url))
+        if not len(runs):
             return None
-        settings = self.texts.settings
-        return signature(shingles(tokens, settings.shingle), settings.num_perm)
+        return signature(runs, self.reading.num_perm)
 

@@ -119,9 +119,8 @@ class NearDuplicates:
     def _new_lsh(self) -> MinHashLSH:
         return MinHashLSH(threshold=self.settings.threshold, num_perm=self.settings.num_perm)
 
-    def signature(self, title: str, text: str, drop: frozenset[str] = frozenset()) -> np.ndarray | None:
-        """The page's signature, or None when it has too few words to tell."""
-        runs = shingles(words(f"{title}\n{text}", drop, self.settings.max_words), self.settings.shingle)
+    def signature(self, runs: np.ndarray) -> np.ndarray | None:
+        """The signature of a page's shingles (``read``), or None when it has too few to tell."""
         if len(runs) < self.settings.min_shingles:
             return None
         return signature(runs, self.settings.num_perm)

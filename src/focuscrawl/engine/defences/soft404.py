@@ -4,9 +4,9 @@ As archival crawlers do (Bar-Yossef et al., "Sic transit gloria telae", WWW 2004
 random path it cannot have: if the answer is 200, its text is the host's not-found page, and a later page of
 the host whose text is a near-copy of it is a soft 404. The probe is a fetch, so it is a crawl step like any
 other (recorded as ``soft-404 probe``, never shown to the policy), and it is spent only on a host that gives
-cause: a page whose title or opening reads like an error page. (A host that serves one page, its home page say,
-for any address needs no probe: the second such page is a near-duplicate of the first.) Error pages echo the
-address asked for, so texts are compared without the words of their own URL's path.
+cause: a page whose title, or a short text's opening, reads like an error page. (A host that serves one page,
+its home page say, for any address needs no probe: the second such page is a near-duplicate of the first.)
+Error pages echo the address asked for, so texts are compared without the words of their own URL's path.
 
 Deterministic: the probe's path comes from the crawl's seed and the host name, so a resumed crawl probes the
 same URL at the same point.
@@ -29,6 +29,9 @@ _ERROR_PAGE = re.compile(
     r"|(?:no longer|does not|doesn't) exist|page unavailable|error 404)\b", re.IGNORECASE)
 
 
+_SHORT_TEXT = 1000  # characters: a not-found page says little more than that it found nothing
+
+
 class Soft404Settings(BaseModel):
     """Probe a host that gives cause with a random path; its pages that read like the answer are "soft 404"."""
 
@@ -41,8 +44,11 @@ class Soft404Settings(BaseModel):
 
 
 def looks_like_error_page(title: str, text: str) -> bool:
-    """The title, or the first 300 characters of the text, say the page was not found."""
-    return bool(_ERROR_PAGE.search(title) or _ERROR_PAGE.search(text[:300]))
+    """The title says the page was not found, or the opening of a short text does (an article may well say near
+    its start that something "does not exist": on Wikispeedia one did)."""
+    if _ERROR_PAGE.search(title):
+        return True
+    return len(text) < _SHORT_TEXT and bool(_ERROR_PAGE.search(text[:300]))
 
 
 class Soft404:

@@ -6,13 +6,27 @@ keys, not their values (``events.example.org/{n}/{n}/{n}/``, ``example.org/list/
 set varies too (facets switched on and off), so a URL with a query also counts under its path alone
 (``example.org/search?*``): either pattern running dry closes the URL.
 
-Each pattern gets an allowance. A fetch *yields something new* when its page is not a duplicate and either
-links to a URL not discovered before under another pattern (a trap's links to itself are not news), or its
-relevance is above the crawl's median. A pattern fetched at least ``min_fetches`` times with less than
-``min_new_share`` of its fetches new loses its allowance: its pending URLs are skipped ("trap pattern") and its
-URLs found later never enter the frontier. With the defaults, 20 fetches and 10%: a pattern whose pages are new
-a quarter of the time loses its allowance at 20 fetches with probability 2.4% (at most one new in 20), one new
-half the time with probability 2e-5, while a trap that never yields costs 20 fetches.
+Each pattern gets an allowance. A page of it (status 2xx; dead links are not what a trap is) *yields something
+new* when it is not a duplicate and either links to a URL not discovered before under another pattern (a trap's
+links to itself are not news), or is relevant (the agent's reward) with at least ``min_new_text`` of its text
+never seen before in the crawl. Relevance alone would not do: a trap's pages borrow the text around them (the
+crawl's median relevance, once suggested, follows a trap that has taken half the crawl: on a messy WebKB an
+adaptive crawl spent 90% of its budget in one calendar whose every other day was "above the median"); new text
+alone neither, for the same reason. A trap whose borrowed text the agent's classifier calls relevant, page
+after page, is not caught here: that is what the strategy's learning must resist. A pattern fetched at least ``min_fetches`` times with less than
+``min_new_share`` of its pages new, or less than ``relative_share`` of the share of new pages among the crawl's
+other pages, loses its allowance: its pending URLs are skipped ("trap pattern") and its URLs found later never
+enter the frontier. The first bound is absolute: with 20 pages and 10%, a pattern whose pages are new a quarter
+of the time loses its allowance at 20 pages with probability 2.4% (at most one new in 20), half the time with
+probability 2e-5, while a trap that never yields costs 20 fetches. The second is the budget's opportunity cost:
+a faceted search that lists a new page of the web on one page in seven costs seven fetches a find, where the
+rest of a crawl finds one on every other page (so with the rest at 60%, a pattern as good, at 60%, falls under
+30% in 20 pages with probability 2e-3).
+
+Text seen before: one in ``_SAMPLE`` of a page's shingles (those whose hash is 0 modulo it, Broder's sampling,
+so two pages sample the same shingles) goes into a Bloom filter of fixed size; a page's new text is the share of
+its sampled shingles the filter has not seen. The filter holds 4 MB whatever the crawl's length: at 100,000
+pages of 1,000 words it answers "seen" wrongly for about 7% of shingles, which only makes text look less new.
 """
 
 from __future__ import annotations
@@ -27,7 +41,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 _DIGITS = re.compile(r"\d+")
 _HEX_ID = re.compile(r"^(?=[^/]*\d)[0-9a-fA-F-]{16,}$")
-_BINS = 100  # relevance histogram for the crawl's median: a hundredth is fine enough, and its size is fixed
+_SAMPLE = 16  # one shingle in 16 is remembered: about 60 of a 1,000-word page
+_BITS = 1 << 25  # the Bloom filter's size (4 MB)
+_PROBES = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
 
 
 class TrapSettings(BaseModel):
@@ -38,7 +54,12 @@ class TrapSettings(BaseModel):
     enabled: bool = True
     min_fetches: Annotated[int, Field(ge=1)] = Field(20, description="fetches of a pattern before it can be closed")
     min_new_share: Annotated[float, Field(ge=0, le=1)] = Field(
-        0.1, description="share of a pattern's fetches that must yield something new for it to stay open")
+        0.1, description="share of a pattern's pages that must yield something new for it to stay open")
+    relative_share: Annotated[float, Field(ge=0, le=1)] = Field(
+        0.5, description="a pattern must also keep this fraction of the share of new pages among the crawl's other "
+                         "pages: its pages cost what they would have found elsewhere")
+    min_new_text: Annotated[float, Field(ge=0, le=1)] = Field(
+        0.5, description="share of a page's text never seen before in the crawl for the page to be new")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -61,7 +82,7 @@ def url_patterns(url: str) -> tuple[str, ...]:
 
 
 class TrapPatterns:
-    """Fetches and new yields per pattern, the closed patterns, and the relevances seen (for their median).
+    """Pages and new yields per pattern, the closed patterns, and the text seen so far (a Bloom filter).
 
     The URLs pending under a pattern are not kept here: the engine finds them among its discovered URLs when the
     pattern closes, which happens a few times a crawl, rather than holding a list per pattern for every URL."""
@@ -71,39 +92,63 @@ class TrapPatterns:
         self.fetches: dict[str, int] = {}
         self.new: dict[str, int] = {}
         self.closed: set[str] = set()
-        self.relevance = np.zeros(_BINS, dtype=np.int64)
+        self.pages = 0
+        self.new_pages = 0
+        self.seen = np.zeros(_BITS // 8, dtype=np.uint8)
 
     def is_closed(self, url: str) -> bool:
         return bool(self.closed) and any(p in self.closed for p in url_patterns(url))
 
-    def above_median(self, relevance: float) -> bool:
-        """Whether ``relevance`` is above the median of the crawl's pages so far (True for the first page)."""
-        total = int(self.relevance.sum())
-        if total == 0:
-            return True
-        median_bin = int(np.searchsorted(np.cumsum(self.relevance), (total + 1) / 2))
-        return self._bin(relevance) > median_bin
+    def new_text(self, runs: np.ndarray) -> float:
+        """The share of a page's sampled shingles (``runs``: their hashes) never seen before; 0 with none sampled."""
+        sample = self._sample(runs)
+        if not len(sample):
+            return 0.0
+        return 1.0 - float(np.mean(np.all([self._bit(sample, p) for p in _PROBES], axis=0)))
 
-    def yields_new(self, url: str, new_links: list[str], relevance: float) -> bool:
-        """A fetch of ``url`` yields something new: a new link under another pattern, or a relevance above median."""
+    def remember(self, runs: np.ndarray) -> None:
+        """The page's text has been seen."""
+        sample = self._sample(runs)
+        for p in _PROBES:
+            index = self._index(sample, p)
+            np.bitwise_or.at(self.seen, index >> 3, np.left_shift(1, index & 7).astype(np.uint8))
+
+    def yields_new(self, url: str, new_links: list[str], relevant: bool, runs: np.ndarray | None) -> bool:
+        """A page of ``url`` yields something new: a new link under another pattern, or relevant new text."""
         own = set(url_patterns(url))
-        return self.above_median(relevance) or any(not own.intersection(url_patterns(u)) for u in new_links)
+        if any(own.isdisjoint(url_patterns(u)) for u in new_links):
+            return True
+        return relevant and runs is not None and self.new_text(runs) >= self.settings.min_new_text
 
-    def record(self, url: str, new: bool, relevance: float | None) -> list[str]:
-        """Count a fetch of ``url`` (``relevance`` None: a page with no verdict-free text); returns the patterns
-        this fetch closed."""
-        if relevance is not None:
-            self.relevance[self._bin(relevance)] += 1
+    def record(self, url: str, new: bool) -> list[str]:
+        """Count a page of ``url``; returns the patterns this page closed."""
+        self.pages += 1
+        self.new_pages += int(new)
         closed = []
         for pattern in url_patterns(url):
             fetches = self.fetches[pattern] = self.fetches.get(pattern, 0) + 1
             yields = self.new[pattern] = self.new.get(pattern, 0) + int(new)
-            if (pattern not in self.closed and fetches >= self.settings.min_fetches
-                    and yields < self.settings.min_new_share * fetches):
+            if pattern not in self.closed and fetches >= self.settings.min_fetches and yields < self._floor(
+                    fetches, self.new_pages - yields, self.pages - fetches) * fetches:
                 self.closed.add(pattern)
                 closed.append(pattern)
         return closed
 
+    def _floor(self, fetches: int, others_new: int, others: int) -> float:
+        """The share of new pages a pattern must keep: ``min_new_share``, or ``relative_share`` of the rest of the
+        crawl's share when that is more (the rest, so that a trap that took most of the crawl does not set it)."""
+        relative = self.settings.relative_share * others_new / others if others else 0.0
+        return max(self.settings.min_new_share, relative)
+
     @staticmethod
-    def _bin(relevance: float) -> int:
-        return min(_BINS - 1, max(0, int(relevance * _BINS)))
+    def _sample(runs: np.ndarray) -> np.ndarray:
+        return runs[runs % np.uint64(_SAMPLE) == 0]
+
+    @staticmethod
+    def _index(sample: np.ndarray, probe: np.uint64) -> np.ndarray:
+        with np.errstate(over="ignore"):  # multiplicative hashing, modulo 2**64
+            return ((sample * probe) >> np.uint64(39)).astype(np.int64)  # 25 bits: _BITS
+
+    def _bit(self, sample: np.ndarray, probe: np.uint64) -> np.ndarray:
+        index = self._index(sample, probe)
+        return (self.seen[index >> 3] >> (index & 7).astype(np.uint8)) & 1 == 1
