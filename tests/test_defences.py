@@ -292,7 +292,7 @@ def test_a_clean_web_crawls_as_without_the_defences(tiny_web, strategy):
     runs = []
     for defences in (DefenceSettings(), OFF):
         built, events, web = tiny_crawl(tiny_web, strategy, budget=35)
-        built.engine.defences = defences.build(1)
+        built.engine.defences = defences.build(1, 35)
         built.engine.run(web)
         runs.append([(e.url, e.relevance, e.reward, e.relevant, e.verdict, e.skipped) for e in events])
     assert runs[0] == runs[1]

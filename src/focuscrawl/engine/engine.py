@@ -22,7 +22,7 @@ import io
 import pickle
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from focuscrawl.engine.caps import DomainCap
@@ -265,7 +265,7 @@ class CrawlEngine:
         candidates = self._candidates(url, page) if followed else []
         traps = defences.traps
         if traps is not None and not probe and page.ok:
-            fresh = self._fresh(candidates, self.depth.get(url, 0) + 1)
+            fresh = self._fresh(candidates, self.depth.get(url, 0) + 1)  # lazily: the first way out decides
             new = not verdict and traps.yields_new(url, fresh, relevance >= REWARD_THRESHOLD, runs)
             if runs is not None:
                 traps.remember(runs)
@@ -502,16 +502,14 @@ class CrawlEngine:
             out.append((url, link.anchor))
         return out
 
-    def _fresh(self, candidates: list[tuple[str, str]], depth: int) -> list[str]:
+    def _fresh(self, candidates: list[tuple[str, str]], depth: int) -> Iterator[str]:
         """The candidates that would enter the frontier as URLs never discovered before."""
-        fresh = []
         for url, _ in candidates:
             if url in self.parent or (self.owns is not None and not self.owns(url)):
                 continue
             host = domain_of(url)
             if host not in self.capped_hosts and not self.defences.shut(url, host) and self.scope.allows(url, depth):
-                fresh.append(url)
-        return fresh
+                yield url
 
     def _new_links(self, parent: str, candidates: list[tuple[str, str]], foreign: list[tuple[str, str]],
                    skipped: list[tuple[str, str]]) -> list[Outlink]:

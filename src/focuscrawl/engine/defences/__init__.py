@@ -96,8 +96,9 @@ class DefenceSettings(BaseModel):
     def on(self, name: str) -> bool:
         return self.enabled and getattr(self, name).enabled
 
-    def build(self, seed: int) -> Defences:
-        """One crawl's defences (``seed``: the crawl's, for the soft-404 probes' paths)."""
+    def build(self, seed: int, budget: int) -> Defences:
+        """One crawl's defences (``seed``: the crawl's, for the soft-404 probes' paths; ``budget``: its first
+        run's, which sizes what they remember of the text seen)."""
         texts = self.on("near_duplicates") or self.on("canonical") or self.on("soft_404")
         return Defences(
             reading=self.near_duplicates,
@@ -107,7 +108,7 @@ class DefenceSettings(BaseModel):
             detect_copies=self.on("near_duplicates"),
             hosts=HostHealth(self.host_health) if self.on("host_health") else None,
             soft_404=Soft404(self.soft_404, seed) if self.on("soft_404") else None,
-            traps=TrapPatterns(self.traps) if self.on("traps") else None,
+            traps=TrapPatterns(self.traps, budget) if self.on("traps") else None,
         )
 
 
@@ -133,7 +134,8 @@ class Defences:
     def read(self, page: Page, drop: frozenset[str] = frozenset()) -> np.ndarray:
         """The page's text as the defences read it: the hashes of its distinct shingles (title and main text)."""
         reading = self.reading
-        return shingles(words(f"{page.title}\n{page.text}", drop, reading.max_words), reading.shingle)
+        tokens = words(page.title, drop) + words(page.text, drop, reading.max_words)  # not a copy of a long text
+        return shingles(tokens, reading.shingle)
 
     def url(self, url: str | None) -> str | None:
         """A normalised URL as the crawl keeps it: without tracking and session parameters when hygiene is on."""

@@ -40,8 +40,9 @@ class NearDuplicateSettings(BaseModel):
                          "near-duplicate (docs/crawl.md, 'Messy web', gives the false positives on clean webs)")
     shingle: Annotated[int, Field(ge=1, le=10)] = Field(5, description="words per shingle")
     max_words: Annotated[int, Field(ge=10)] = Field(
-        1000, description="words of a page's text (from its start) that its signature covers: copies share their "
-                          "opening, distinct pages differ in theirs, and a long article costs no more than a short one")
+        300, description="words of a page's text that its signature covers, half from its start and half from its "
+                          "end: copies share both, two pages that open alike (a list of publications under one "
+                          "header) differ at their ends, and a long article costs no more than a short one")
     min_shingles: Annotated[int, Field(ge=1)] = Field(
         25, description="pages with fewer distinct shingles are never called near-duplicates: over a small set, one "
                         "shingle moves the similarity by several hundredths, and two short texts agree by chance")
@@ -50,13 +51,17 @@ class NearDuplicateSettings(BaseModel):
 
 
 def words(text: str, drop: frozenset[str] = frozenset(), limit: int | None = None) -> list[str]:
-    """The lower-cased words of ``text``, without those in ``drop``; the first ``limit`` of them."""
-    if limit is not None:
-        text = text[:limit * 12]  # words average 5-7 characters with their spaces: read no more than needed
+    """The lower-cased words of ``text``, without those in ``drop``; with a ``limit``, its first and last
+    ``limit // 2`` words when it has more."""
+    half = None if limit is None else max(1, limit // 2)
+    if half is not None and len(text) > half * 24:  # words average 5-7 characters with their space
+        head, tail = words(text[:half * 10], drop), words(text[-half * 10:], drop)
+        if len(head) >= half and len(tail) >= half:
+            return head[:half] + tail[-half:]
     found = _WORD.findall(text.lower())
     if drop:
         found = [w for w in found if w not in drop]
-    return found if limit is None else found[:limit]
+    return found
 
 
 def url_words(url: str) -> frozenset[str]:
@@ -72,12 +77,20 @@ def _permutations(num_perm: int) -> np.ndarray:
 
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # an odd 64-bit constant (the golden ratio's): spreads a shingle's word hashes
+_WORD_HASHES: dict[str, int] = {}  # words recur (Zipf): a lookup costs a sixth of encoding and hashing
 
 
 def shingles(tokens: list[str], shingle: int) -> np.ndarray:
     """The distinct ``shingle``-word runs of ``tokens`` (all of them as one when there are fewer), each as a 32-bit
     hash: the words' CRC-32s combined as a polynomial, in numpy, so that a page costs one pass over its words."""
-    hashed = np.fromiter((zlib.crc32(w.encode()) for w in tokens), dtype=np.uint64, count=len(tokens))
+    cache = _WORD_HASHES
+    missing = set(tokens).difference(cache)
+    if missing:
+        if len(cache) + len(missing) > 1 << 20:  # a bound on memory; a hash never changes, so forgetting is harmless
+            cache.clear()
+            missing = set(tokens)
+        cache.update((w, zlib.crc32(w.encode())) for w in missing)
+    hashed = np.fromiter(map(cache.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
     k = min(shingle, len(tokens))
     if k == 0:
         return np.zeros(0, dtype=np.uint64)

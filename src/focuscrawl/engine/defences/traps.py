@@ -24,14 +24,16 @@ rest of a crawl finds one on every other page (so with the rest at 60%, a patter
 30% in 20 pages with probability 2e-3).
 
 Text seen before: one in ``_SAMPLE`` of a page's shingles (those whose hash is 0 modulo it, Broder's sampling,
-so two pages sample the same shingles) goes into a Bloom filter of fixed size; a page's new text is the share of
-its sampled shingles the filter has not seen. The filter holds 4 MB whatever the crawl's length: at 100,000
-pages of 1,000 words it answers "seen" wrongly for about 7% of shingles, which only makes text look less new.
+so two pages sample the same shingles) goes into a Bloom filter sized for the crawl's first budget (10 bits for
+each shingle a page of 1,000 words samples: 80 kB for 1,000 pages, 8 MB for 100,000), so that it answers "seen"
+wrongly for under 2% of shingles; a page's new text is the share of its sampled shingles the filter has not
+seen. A crawl resumed with a larger budget keeps its filter (its replay must match), a little fuller.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Annotated
 from urllib.parse import parse_qsl, urlsplit
@@ -42,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 _DIGITS = re.compile(r"\d+")
 _HEX_ID = re.compile(r"^(?=[^/]*\d)[0-9a-fA-F-]{16,}$")
 _SAMPLE = 16  # one shingle in 16 is remembered: about 60 of a 1,000-word page
-_BITS = 1 << 25  # the Bloom filter's size (4 MB)
+_BITS_PER_PAGE = 640  # 10 bits per sampled shingle of a 1,000-word page: 3 probes, under 2% false "seen"
 _PROBES = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
 
 
@@ -87,14 +89,15 @@ class TrapPatterns:
     The URLs pending under a pattern are not kept here: the engine finds them among its discovered URLs when the
     pattern closes, which happens a few times a crawl, rather than holding a list per pattern for every URL."""
 
-    def __init__(self, settings: TrapSettings):
+    def __init__(self, settings: TrapSettings, budget: int):
         self.settings = settings
+        self.bits_log2 = max(16, (budget * _BITS_PER_PAGE - 1).bit_length())
         self.fetches: dict[str, int] = {}
         self.new: dict[str, int] = {}
         self.closed: set[str] = set()
         self.pages = 0
         self.new_pages = 0
-        self.seen = np.zeros(_BITS // 8, dtype=np.uint8)
+        self.seen = np.zeros((1 << self.bits_log2) // 8, dtype=np.uint8)
 
     def is_closed(self, url: str) -> bool:
         return bool(self.closed) and any(p in self.closed for p in url_patterns(url))
@@ -113,7 +116,7 @@ class TrapPatterns:
             index = self._index(sample, p)
             np.bitwise_or.at(self.seen, index >> 3, np.left_shift(1, index & 7).astype(np.uint8))
 
-    def yields_new(self, url: str, new_links: list[str], relevant: bool, runs: np.ndarray | None) -> bool:
+    def yields_new(self, url: str, new_links: Iterable[str], relevant: bool, runs: np.ndarray | None) -> bool:
         """A page of ``url`` yields something new: a new link under another pattern, or relevant new text."""
         own = set(url_patterns(url))
         if any(own.isdisjoint(url_patterns(u)) for u in new_links):
@@ -144,10 +147,9 @@ class TrapPatterns:
     def _sample(runs: np.ndarray) -> np.ndarray:
         return runs[runs % np.uint64(_SAMPLE) == 0]
 
-    @staticmethod
-    def _index(sample: np.ndarray, probe: np.uint64) -> np.ndarray:
-        with np.errstate(over="ignore"):  # multiplicative hashing, modulo 2**64
-            return ((sample * probe) >> np.uint64(39)).astype(np.int64)  # 25 bits: _BITS
+    def _index(self, sample: np.ndarray, probe: np.uint64) -> np.ndarray:
+        with np.errstate(over="ignore"):  # multiplicative hashing, modulo 2**64: the top bits are the index
+            return ((sample * probe) >> np.uint64(64 - self.bits_log2)).astype(np.int64)
 
     def _bit(self, sample: np.ndarray, probe: np.uint64) -> np.ndarray:
         index = self._index(sample, probe)
