@@ -299,7 +299,8 @@ def test_a_clean_web_crawls_as_without_the_defences(tiny_web, strategy):
 
 
 def test_settings_are_one_group_with_one_error_line_each():
-    config = load_config(BenchConfig, overrides=["defences.near_duplicates.threshold=0.95", "defences.traps.enabled=false"])
+    config = load_config(BenchConfig, overrides=["defences.near_duplicates.threshold=0.95",
+                                                 "defences.traps.enabled=false"])
     assert config.defences.near_duplicates.threshold == 0.95 and not config.defences.on("traps")
     assert config.run_settings(0).defences == config.defences
     with pytest.raises(ValueError, match="threshold"):
@@ -408,3 +409,37 @@ def test_a_crawl_with_the_defences_resumes_as_the_original(tmp_path):
         assert len(first) == 23
         rest = _run(run, topic_dir, web, concurrency=1, checkpoint_every=checkpoint_every)
         assert [(r.url, r.verdict) for r in first + rest] == whole
+
+
+def test_a_store_from_before_the_defences_gets_their_columns(tmp_path):
+    """A run folder of the same store format, written before the defences: its steps read with no verdict, the
+    store gains the columns, and the dashboard reads it even before that (read-only, it cannot add them)."""
+    import re
+    import sqlite3
+
+    from focuscrawl.dashboard.run import RunReader
+    from focuscrawl.storage.state import SCHEMA, STATE_FILE, StateStore
+
+    # the store's schema as it was: the steps table ends at warc_end
+    old = re.sub(r"warc_end INTEGER,.*?skipped TEXT NOT NULL DEFAULT '\[\]'\n", "warc_end INTEGER\n", SCHEMA,
+                 flags=re.S)
+    assert "verdict" not in old and "warc_end INTEGER\n);" in old
+    (tmp_path / "run").mkdir()
+    db = sqlite3.connect(tmp_path / "run" / STATE_FILE)
+    db.executescript(old)
+    db.execute("INSERT INTO meta VALUES ('schema_version', '2')")
+    db.execute("INSERT INTO steps (step, url, final_url, host, status, content_type, title, error, body, fetched_at, "
+               "fetch_s, relevance, reward, depth, parent, score, reason, frontier_size, warc_end) VALUES "
+               "(0, 'http://a.test/', 'http://a.test/', 'a.test', 200, 'text/html', 'a', '', ?, 1.0, 0.1, 0.9, 1.0, "
+               "0, NULL, NULL, 'a seed', 3, NULL)", (__import__("zlib").compress(b'{"text": "t", "outlinks": []}'),))
+    db.commit()
+    db.close()
+    reader = RunReader(tmp_path / "run")
+    reader.refresh()
+    assert reader.steps == 1 and reader.snapshot()["defences"] == []
+    store = StateStore(tmp_path / "run" / STATE_FILE)
+    try:
+        [record] = list(store.steps())
+        assert (record.verdict, record.skipped, record.to_json("bfs")["verdict"]) == ("", [], "")
+    finally:
+        store.close()

@@ -58,7 +58,7 @@ def duplicate_of(url: str) -> str:
 
 
 class UrlHygieneSettings(BaseModel):
-    """Tracking parameters (utm_*, fbclid, gclid, ...) and session ids (;jsessionid=, sid, PHPSESSID, ...) leave URLs."""
+    """Tracking parameters (utm_*, fbclid, gclid, ...) and session ids (;jsessionid=, sid, PHPSESSID) leave URLs."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -108,7 +108,7 @@ class DefenceSettings(BaseModel):
             detect_copies=self.on("near_duplicates"),
             hosts=HostHealth(self.host_health) if self.on("host_health") else None,
             soft_404=Soft404(self.soft_404, seed) if self.on("soft_404") else None,
-            traps=TrapPatterns(self.traps, budget) if self.on("traps") else None,
+            traps=TrapPatterns(self.traps, budget, self.near_duplicates.min_shingles) if self.on("traps") else None,
         )
 
 

@@ -6,22 +6,24 @@ keys, not their values (``events.example.org/{n}/{n}/{n}/``, ``example.org/list/
 set varies too (facets switched on and off), so a URL with a query also counts under its path alone
 (``example.org/search?*``): either pattern running dry closes the URL.
 
-Each pattern gets an allowance. A page of it (status 2xx; dead links are not what a trap is) *yields something
-new* when it is not a duplicate and either links to a URL not discovered before under another pattern (a trap's
-links to itself are not news), or is relevant (the agent's reward) with at least ``min_new_text`` of its text
-never seen before in the crawl. Relevance alone would not do: a trap's pages borrow the text around them (the
-crawl's median relevance, once suggested, follows a trap that has taken half the crawl: on a messy WebKB an
-adaptive crawl spent 90% of its budget in one calendar whose every other day was "above the median"); new text
-alone neither, for the same reason. A trap whose borrowed text the agent's classifier calls relevant, page
-after page, is not caught here: that is what the strategy's learning must resist. A pattern fetched at least ``min_fetches`` times with less than
-``min_new_share`` of its pages new, or less than ``relative_share`` of the share of new pages among the crawl's
-other pages, loses its allowance: its pending URLs are skipped ("trap pattern") and its URLs found later never
-enter the frontier. The first bound is absolute: with 20 pages and 10%, a pattern whose pages are new a quarter
-of the time loses its allowance at 20 pages with probability 2.4% (at most one new in 20), half the time with
-probability 2e-5, while a trap that never yields costs 20 fetches. The second is the budget's opportunity cost:
-a faceted search that lists a new page of the web on one page in seven costs seven fetches a find, where the
-rest of a crawl finds one on every other page (so with the rest at 60%, a pattern as good, at 60%, falls under
-30% in 20 pages with probability 2e-3).
+Each pattern gets an allowance. A page of it (status 2xx; dead links are not what a trap is) *yields something new*
+when it is not a duplicate and either links to a URL not discovered before under another pattern (a trap's links to
+itself are not news), or is relevant (the agent's reward) with at least ``min_new_text`` of its text never seen
+before in the crawl (or too short a text to tell: fewer shingles than a near-duplicate needs). Relevance alone
+would not do: a trap's pages borrow the text around them (the crawl's median relevance, once suggested, follows a
+trap that has taken half the crawl: on a messy WebKB an adaptive crawl spent 90% of its budget in one calendar
+whose every other day was "above the median"); new text alone neither, for the same reason. A trap whose borrowed
+text the agent's classifier calls relevant, page after page, is not caught here: that is what the strategy's
+learning must resist.
+
+A pattern fetched at least ``min_fetches`` times with less than ``min_new_share`` of its pages new, or less than
+``relative_share`` of the share of new pages among the crawl's other pages, loses its allowance: its pending URLs
+are skipped ("trap pattern") and its URLs found later never enter the frontier. The first bound is absolute: with
+20 pages and 10%, a pattern whose pages are new a quarter of the time loses its allowance at 20 pages with
+probability 2.4% (at most one new in 20), half the time with probability 2e-5, while a trap that never yields costs
+20 fetches. The second is the budget's opportunity cost: a faceted search that lists a new page of the web on one
+page in seven costs seven fetches a find, where the rest of a crawl finds one on every other page (so with the rest
+at 60%, a pattern as good, at 60%, falls under 30% in 20 pages with probability 2e-3).
 
 Text seen before: one in ``_SAMPLE`` of a page's shingles (those whose hash is 0 modulo it, Broder's sampling,
 so two pages sample the same shingles) goes into a Bloom filter sized for the crawl's first budget (10 bits for
@@ -89,8 +91,9 @@ class TrapPatterns:
     The URLs pending under a pattern are not kept here: the engine finds them among its discovered URLs when the
     pattern closes, which happens a few times a crawl, rather than holding a list per pattern for every URL."""
 
-    def __init__(self, settings: TrapSettings, budget: int):
+    def __init__(self, settings: TrapSettings, budget: int, min_shingles: int = 1):
         self.settings = settings
+        self.min_shingles = min_shingles  # a shorter text cannot be told new or not (as for near-duplicates)
         self.bits_log2 = max(16, (budget * _BITS_PER_PAGE - 1).bit_length())
         self.fetches: dict[str, int] = {}
         self.new: dict[str, int] = {}
@@ -121,7 +124,9 @@ class TrapPatterns:
         own = set(url_patterns(url))
         if any(own.isdisjoint(url_patterns(u)) for u in new_links):
             return True
-        return relevant and runs is not None and self.new_text(runs) >= self.settings.min_new_text
+        if not relevant:
+            return False
+        return runs is None or len(runs) < self.min_shingles or self.new_text(runs) >= self.settings.min_new_text
 
     def record(self, url: str, new: bool) -> list[str]:
         """Count a page of ``url``; returns the patterns this page closed."""
