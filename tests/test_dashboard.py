@@ -90,14 +90,21 @@ def birds_topic(directory: Path, seeds: list[str]) -> Path:
 
 class GatedFetcher:
     """The HTTP fetcher behind a gate: while it is closed no fetch starts, so the crawl stays in progress (its
-    lock held, nothing timing out) and its store does not change."""
+    lock held, nothing timing out) and its store does not change. It counts the fetches past the gate that have
+    not returned (``active``) and those that have (``finished``: each becomes one committed step)."""
 
     def __init__(self, inner: HttpFetcher, gate: asyncio.Event):
         self.inner, self.gate = inner, gate
+        self.active = self.finished = 0
 
     async def fetch(self, url: str):
         await self.gate.wait()
-        return await self.inner.fetch(url)
+        self.active += 1
+        try:
+            return await self.inner.fetch(url)
+        finally:
+            self.active -= 1
+            self.finished += 1
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -115,6 +122,7 @@ class LiveCrawl:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.gate: asyncio.Event | None = None
         self.crawler: Crawler | None = None
+        self.fetcher: GatedFetcher | None = None
         self.error: BaseException | None = None
         self.committed = 0
         self.started = threading.Event()
@@ -139,9 +147,9 @@ class LiveCrawl:
             async with serve_web(self.web, base_ip="127.0.9.1", hook=self._hook, disallow=disallow) as server:
                 config = FetchConfig.loopback(server.hosts, min_delay=0, total_timeout=1.0, throttle_retries=0)
                 async with HttpFetcher(config) as fetcher:
+                    self.fetcher = GatedFetcher(fetcher, self.gate)
                     self.crawler = Crawler(topic=self.topic, out=self.out, budget=self.budget, progress="none",
-                                           plot=False, fetcher=GatedFetcher(fetcher, self.gate), concurrency=4,
-                                           **self.settings)
+                                           plot=False, fetcher=self.fetcher, concurrency=4, **self.settings)
                     self.started.set()
                     async for record in self.crawler.run():
                         self.committed = record.step + 1
@@ -166,16 +174,20 @@ class LiveCrawl:
             assert time.monotonic() < deadline, f"the crawl did not reach {n} steps ({self.committed})"
             time.sleep(0.05)
 
-    def pause(self) -> int:
-        """Start no fetch, let those in flight commit (a fetch ends within its 1 s timeout), and return the
-        committed steps."""
-        self.loop.call_soon_threadsafe(self.gate.clear)
-        count, since = self.committed, time.monotonic()
-        while time.monotonic() - since < 1.5:
-            time.sleep(0.1)
-            if self.committed != count:
-                count, since = self.committed, time.monotonic()
-        return count
+    def pause(self, timeout: float = 120) -> int:
+        """Start no fetch, wait until every fetch that passed the gate has returned and been committed, and
+        return the committed steps. Counted, not timed: however loaded the machine, nothing commits after."""
+
+        async def close_gate() -> None:
+            self.gate.clear()
+
+        asyncio.run_coroutine_threadsafe(close_gate(), self.loop).result(timeout)
+        deadline = time.monotonic() + timeout  # a hang guard, not a time limit on the crawl
+        while self.fetcher.active or self.committed < self.fetcher.finished:
+            assert self.error is None, self.error
+            assert time.monotonic() < deadline, "in-flight fetches did not commit"
+            time.sleep(0.05)
+        return self.committed
 
     def resume(self) -> None:
         self.loop.call_soon_threadsafe(self.gate.set)
@@ -656,7 +668,7 @@ class Chromium:
         assert "exceptionDetails" not in result, result
         return result["result"].get("value")
 
-    def wait_for(self, expression: str, timeout: float = 20) -> None:
+    def wait_for(self, expression: str, timeout: float = 120) -> None:  # a hang guard, not a time limit
         deadline = time.monotonic() + timeout
         while not self.js(expression):
             assert time.monotonic() < deadline, f"timed out waiting for {expression}"

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -55,11 +55,17 @@ class TopicError(ValueError):
 @dataclass
 class GroundTruth:
     """The relevant URLs of a topic on a labelled web (held-out example pages excluded), and the web, whose
-    link graph gives the oracle its distances. For scoring and the oracles only."""
+    link graph gives the oracle its distances. For scoring and the oracles only.
+
+    On a messy web (``focuscrawl web mess``) ``originals`` maps each copy of a page (a session id, tracking
+    parameters, a mirror, a twin, a near-duplicate, a redirect) to the page: a crawl that fetches a copy of a
+    relevant page has found that page, once (``credit_once``). Calling the truth itself answers for the URL
+    alone, so an oracle goes for the pages, not their copies."""
 
     topic: str
     relevant: frozenset[str]
     web: OfflineWeb | None = field(default=None, repr=False)
+    originals: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @cached_property
     def graph(self) -> LinkGraph | None:
@@ -71,6 +77,28 @@ class GroundTruth:
     @property
     def total(self) -> int:
         return len(self.relevant)
+
+    def credit_once(self) -> CreditOnce:
+        """The judge of one crawl's events (a new one per crawl)."""
+        return CreditOnce(self)
+
+
+class CreditOnce:
+    """One crawl's scoring: a fetched URL is a relevant page found when the page it shows (itself, or the
+    original of a copy) is relevant and was not found before in this crawl, so a page counts once however
+    many of its URLs the crawl fetched. On a web without copies it answers as ``GroundTruth`` does (the
+    engine judges each fetched URL once)."""
+
+    def __init__(self, truth: GroundTruth):
+        self.truth = truth
+        self.found: set[str] = set()
+
+    def __call__(self, url: str) -> bool:
+        page = self.truth.originals.get(url, url)
+        if page in self.found or page not in self.truth.relevant:
+            return False
+        self.found.add(page)
+        return True
 
     def steps_to_relevant(self, found: Collection[str]) -> dict[str, int]:
         """Links from each page to the nearest relevant page not in ``found``; pages that reach none are left
@@ -110,7 +138,7 @@ class BenchTopic:
     @cached_property
     def reach_threshold(self) -> int:
         """Pages each seed must be able to reach: the budget, or the share of the web's 2xx pages if fewer."""
-        return max(1, min(self.budget, math.ceil(self.reach_share * int(self.graph.fetchable.sum()))))
+        return max(1, min(self.budget, math.ceil(self.reach_share * int(self.graph.counted.sum()))))
 
     @cached_property
     def seed_pool(self) -> list[str]:
@@ -128,7 +156,7 @@ class BenchTopic:
         """Run ``run``'s ``count`` seeds from the seed pool; ``TopicError`` when the pool holds fewer."""
         pool = self.seed_pool
         if count > len(pool):
-            pages = int(self.graph.fetchable.sum())
+            pages = int(self.graph.counted.sum())
             raise TopicError(
                 f"topic {self.truth.topic!r} on {self.truth.web.name!r} cannot be seeded: "
                 f"{'only ' + str(len(pool)) if pool else 'none'} of its {len(self.candidates)} candidate seed pages "
@@ -176,9 +204,12 @@ def load_topic(
 
     pattern = (web.meta.get("topic_defaults") or {}).get("train_host_pattern")
     train_host = re.compile(pattern).search if pattern else None
+    injected = web.injected()  # a messy web's traps and copies: never examples or seeds, as a user's are not
     pool_pos, pool_neg, candidates = [], [], []
     held_out: set[str] = set()
     for record in web.records():
+        if record.url in injected:
+            continue
         in_train = train_host is not None and bool(train_host(record.host))
         if in_train:
             held_out.add(record.url)
@@ -215,7 +246,8 @@ def load_topic(
         example_labels=example_labels,
     )
     scored = relevant - held_out
-    bench = BenchTopic(inputs=inputs, truth=GroundTruth(topic, scored, web), candidates=seed_candidates,
+    originals = {url: row.original for url, row in injected.items() if row.original is not None}
+    bench = BenchTopic(inputs=inputs, truth=GroundTruth(topic, scored, web, originals), candidates=seed_candidates,
                        seed=seed, budget=budget, reach_share=reach_share, held_out=len(held_out),
                        held_out_relevant=len(relevant) - len(scored))
     bench.seed_pool  # computed (with the link graph) while the web is open: a caller may close it next

@@ -35,7 +35,21 @@ def summary_markdown(summary: dict) -> str:
              "|" + "---|" * len(COLUMNS)]
     for row in summary["strategies"]:
         lines.append("| " + " | ".join(fmt.format(row[key]) for key, _, fmt in COLUMNS) + " |")
-    return head + "\n".join(lines) + "\n"
+    return head + "\n".join(lines) + "\n" + _spent_markdown(summary["strategies"])
+
+
+def _spent_markdown(rows: list[dict]) -> str:
+    """On a messy web: the mean steps each strategy spent on each kind of injected URL, and their share."""
+    kinds = sorted({kind for row in rows for kind in row.get("spent_mean", {})})
+    if not kinds:
+        return ""
+    lines = ["", "Steps spent on a messy web's injected URLs (mean over runs):", "",
+             "| strategy | share | " + " | ".join(kinds) + " |", "|" + "---|" * (len(kinds) + 2)]
+    for row in rows:
+        spent = row.get("spent_mean", {})
+        lines.append(f"| {row['strategy']} | {row.get('injected_share_mean', 0.0):.3f} | "
+                     + " | ".join(f"{spent.get(kind, 0.0):.1f}" for kind in kinds) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def plot_harvest(results, strategies: list[str], path: Path, title: str = "") -> None:

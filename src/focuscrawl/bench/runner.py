@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ import numpy as np
 
 from focuscrawl.bench.protocol import BenchTopic, load_topic
 from focuscrawl.bench.report import plot_harvest, summary_markdown
-from focuscrawl.builder import Classifiers, build_crawl, check_strategies
+from focuscrawl.builder import Classifiers, StrategyPlan, build_crawl, check_strategies
 from focuscrawl.config import BenchConfig, RunSettings
 from focuscrawl.topic.embeddings import loaded_vectors_fingerprints
 from focuscrawl.types import StepEvent, TopicInputs
@@ -25,6 +26,10 @@ from focuscrawl.web import resolve_web_dir
 from focuscrawl.web.store import OfflineWeb
 
 ORACLE = "oracle"
+# What a crawl of a messy web spends its budget on (``OfflineWeb.pathology``): traps, farms, copies of pages,
+# soft 404s, failing hosts, redirect loops. A redirect chain is not among them: its fetch returns its target.
+SPENT_KINDS = ("calendar", "pagination", "facet", "farm", "session", "tracking", "mirror", "twin", "near-duplicate",
+               "redirect-loop", "soft-404", "failing", "timeout")
 
 
 @dataclass
@@ -38,6 +43,12 @@ class RunResult:
     decision_s: float
     wall_s: float
     curve: list[int] = field(repr=False)  # relevant pages after each step, padded to the budget
+    spent: dict[str, int] = field(default_factory=dict)  # a messy web's steps on injected URLs, by kind
+
+    @property
+    def injected_share(self) -> float:
+        """Share of the steps spent on what a messy web injected (``SPENT_KINDS``)."""
+        return sum(n for kind, n in self.spent.items() if kind in SPENT_KINDS) / self.steps if self.steps else 0.0
 
     @property
     def harvest_rate(self) -> float:
@@ -58,22 +69,29 @@ def crawl_once(
     seeds: list[str],
     on_event: Callable[[StepEvent], None] | None = None,
 ) -> RunResult:
-    """One crawl of ``strategy`` on the benchmark topic, scored against its ground truth."""
+    """One crawl of ``strategy`` on the benchmark topic, scored against its ground truth: an oracle plans with
+    the truth, the events are judged by ``credit_once`` (a page counts once, whichever of its URLs was fetched),
+    and on a messy web each step's URL is counted by the kind of trouble it met."""
     curve: list[int] = []
+    spent: Counter[str] = Counter()
 
     def track(event: StepEvent) -> None:
         curve.append((curve[-1] if curve else 0) + int(bool(event.relevant)))
+        kind = web.pathology(event.url)
+        if kind is not None:
+            spent[kind] += 1
 
     sinks = [track] + ([on_event] if on_event else [])
     started = time.perf_counter()
-    crawl = build_crawl(settings, strategy, topic.inputs, seeds, classifiers=classifiers, judge=topic.truth,
-                        sinks=sinks)
+    plan = StrategyPlan(settings, strategy, judge=topic.truth)
+    crawl = build_crawl(settings, plan, topic.inputs, seeds, classifiers=classifiers,
+                        judge=topic.truth.credit_once(), sinks=sinks)
     stats = crawl.engine.run(web)
     wall = time.perf_counter() - started
     steps = len(curve)
     curve += [curve[-1] if curve else 0] * (settings.budget - steps)
     return RunResult(strategy, run, list(seeds), steps, stats.relevant, len(stats.relevant_hosts),
-                     stats.decision_s, wall, curve)
+                     stats.decision_s, wall, curve, dict(sorted(spent.items())))
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -110,6 +128,10 @@ def summarize(results: list[RunResult], strategies: list[str]) -> list[dict]:
             "oracle_ratios": page_ratios,
             "auc_ratios": auc_ratios,
             "relevant_domains": [r.relevant_domains for r in mine],
+            **({"injected_share_mean": _mean([r.injected_share for r in mine]),
+                "spent_mean": {kind: _mean([r.spent.get(kind, 0) for r in mine])
+                               for kind in sorted({k for r in mine for k in r.spent})}}
+               if any(r.spent for r in mine) else {}),
         })
     return rows
 
@@ -167,7 +189,7 @@ def run_benchmark(config: BenchConfig, progress: Callable[[str], None] | None = 
             "seeds_per_run": config.seeds_per_run,
             # each seed reaches at least `threshold` pages; `runs`: the pages all of a run's seeds reach
             "seed_reach": {"threshold": topic.reach_threshold, "share": config.seed_reach_share,
-                           "web_pages": int(topic.graph.fetchable.sum()), "candidates": len(topic.candidates),
+                           "web_pages": int(topic.graph.counted.sum()), "candidates": len(topic.candidates),
                            "seed_pool": len(topic.seed_pool), "runs": [topic.reach(seeds) for seeds in run_seeds]},
             "max_per_domain": config.max_per_domain,
             "seed": config.seed,
@@ -188,7 +210,7 @@ def run_benchmark(config: BenchConfig, progress: Callable[[str], None] | None = 
             for r in results:
                 fh.write(json.dumps({"strategy": r.strategy, "run": r.run, "seeds": r.seeds, "steps": r.steps,
                                      "relevant_pages": r.relevant_pages, "relevant_domains": r.relevant_domains,
-                                     "decision_s": r.decision_s, "curve": r.curve}) + "\n")
+                                     "decision_s": r.decision_s, "spent": r.spent, "curve": r.curve}) + "\n")
         plot_harvest(results, order, out / "harvest.png", title=f"{web.name} / {config.topic}")
     finally:
         web.close()

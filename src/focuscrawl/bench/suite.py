@@ -34,7 +34,8 @@ from focuscrawl.config import BenchConfig, load_config
 from focuscrawl.strategies import resolve
 from focuscrawl.user_files import read_yaml_mapping
 from focuscrawl.web import embedded_web_dir
-from focuscrawl.web.store import WEB_FILE
+from focuscrawl.web.mess import MESS_VERSION, make_profile, mess_web
+from focuscrawl.web.store import WEB_FILE, OfflineWeb
 
 SUITES_DIR = Path(__file__).parent / "suites"
 HALVES = ("tuning", "held-out")
@@ -145,14 +146,36 @@ def load_suite(path: Path) -> Suite:
     return suite
 
 
-def web_dir(name: str, webs: Path) -> Path:
-    """``embedded`` is the web shipped in the package; any other name is a folder under ``webs``."""
+def web_dir(name: str, webs: Path, mess: str | None = None, say: Callable[[str], None] | None = None) -> Path:
+    """``embedded`` is the web shipped in the package; any other name is a folder under ``webs``. With ``mess`` (a
+    profile of ``focuscrawl web mess``), its messy version ``WEBS/NAME-mess-PROFILE``, made from it (seed 0) the
+    first time a suite asks for it, so the messy suite crawls the clean suite's webs, topics and seeds."""
     directory = embedded_web_dir() if name == "embedded" else Path(webs) / name
     if not (directory / WEB_FILE).is_file():
         raise SuiteError(f"web {name!r} not found ({directory / WEB_FILE} does not exist): build it with "
                          f"`focuscrawl web build {name} SRC {directory}` (SRC: the published dataset's folder), "
                          "or give --webs the folder that holds it")
-    return directory
+    if mess is None:
+        return directory
+    messy = Path(webs) / f"{name}-mess-{mess}"
+    profile = make_profile(mess)
+    if _messy_web_made_as(messy) != (MESS_VERSION, profile.model_dump(mode="json")):  # none yet, or made otherwise
+        if say is not None:
+            say(f"making the messy web {messy} (focuscrawl web mess {directory} {messy} --profile {mess})")
+        mess_web(directory, messy, profile, seed=0, profile_name=mess, overwrite=True)
+    return messy
+
+
+def _messy_web_made_as(directory: Path) -> tuple[int, dict] | None:
+    """(mess version, profile options) a messy web was made with, or None when there is none."""
+    if not (directory / WEB_FILE).is_file():
+        return None
+    web = OfflineWeb(directory)
+    try:
+        made = web.meta.get("mess") or {}
+        return made.get("version"), made.get("options")
+    finally:
+        web.close()
 
 
 def plan_rows(
@@ -165,11 +188,14 @@ def plan_rows(
     quick: bool = False,
     given: Mapping[str, Any] | None = None,
     overrides: Sequence[str] = (),
+    mess: str | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> list[PlannedRow]:
     """The selected rows and their effective settings, checked before anything runs.
 
     Precedence is the usual one: the suite's defaults and the row, then ``--quick``'s settings, then the
-    command line's values (``given``; None means not given), then ``-s`` overrides.
+    command line's values (``given``; None means not given), then ``-s`` overrides. ``mess`` crawls each row's
+    web's messy version (``web_dir``).
     """
     if half is not None and half not in HALVES:
         raise SuiteError(f"--half {half!r} is not a half: give {' or '.join(HALVES)}")
@@ -186,7 +212,7 @@ def plan_rows(
     planned = []
     for row in rows:
         base = BenchConfig.model_validate({**suite.defaults, **row.settings, "strategies": suite.strategies,
-                                           "web": str(web_dir(row.web, webs)), "topic": row.topic})
+                                           "web": str(web_dir(row.web, webs, mess, say)), "topic": row.topic})
         config = load_config(BenchConfig, None, overrides, base=base, **options)
         planned.append(PlannedRow(row, config.model_copy(update={"out": Path(out) / "rows" / row.slug})))
     check_strategies(planned[0].config, planned[0].config.strategies)  # rows share strategies and options

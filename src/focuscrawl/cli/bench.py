@@ -32,6 +32,7 @@ from focuscrawl.cli.common import console, describe_validation_error, fail, out,
 from focuscrawl.config import BenchConfig, RunSettings, load_config
 from focuscrawl.strategies import PRESETS, STRATEGIES
 from focuscrawl.topic.models import RELEVANCE_MODELS
+from focuscrawl.web.mess import make_profile
 
 SetOption = Annotated[Optional[list[str]], typer.Option(
     "-s", "--set", help="override a setting: KEY=VALUE, e.g. budget=500 or options.tres.gamma=0 (repeatable)")]
@@ -90,10 +91,13 @@ def _print_suite(result: dict) -> None:
 
 
 def _bench_suite(name: str, given: dict, overrides: list[str], *, webs: Path, jobs: int | None, quick: bool,
-                 half: str | None, rows: str | None, rerun: bool, progress: Callable[[str], None] | None) -> None:
+                 half: str | None, rows: str | None, rerun: bool, mess: str | None,
+                 progress: Callable[[str], None] | None) -> None:
     """``bench --suite``: every row of a suite (rows in parallel processes), then the suite tables."""
     if jobs is not None and jobs < 1:
         fail(f"--jobs must be at least 1, got {jobs}")
+    if mess is not None:
+        run(lambda: make_profile(mess))  # an unknown profile is one line, before anything is built
     path = run(lambda: find_suite(name))
     try:
         suite = load_suite(path)
@@ -101,9 +105,10 @@ def _bench_suite(name: str, given: dict, overrides: list[str], *, webs: Path, jo
         fail(f"{path}: {describe_validation_error(exc)}")
     except SuiteError as exc:
         fail(str(exc))
-    out_dir = given.pop("out") or Path("bench-results") / f"suite-{suite.name}{'-quick' if quick else ''}"
+    out_dir = given.pop("out") or Path("bench-results") / (f"suite-{suite.name}{'-mess-' + mess if mess else ''}"
+                                                           f"{'-quick' if quick else ''}")
     planned = run(lambda: plan_rows(suite, webs=webs, out=out_dir, half=half, pattern=rows, quick=quick, given=given,
-                                    overrides=overrides))
+                                    overrides=overrides, mess=mess, say=progress))
     result = run(lambda: run_suite(suite, planned, out_dir, jobs=jobs or os.cpu_count() or 1, quick=quick,
                                    rerun=rerun, progress=progress))
     _print_suite(result)
@@ -147,6 +152,9 @@ def bench_cmd(
                                                      "matches this regular expression")] = None,
     rerun: Annotated[bool, typer.Option(help="with --suite: recompute rows whose folder already holds results "
                                               "made with the same settings")] = False,
+    mess: Annotated[Optional[str], typer.Option(help="with --suite: crawl each row's web's messy version (a profile "
+                                                     "of `focuscrawl web mess`, e.g. default), WEBS/NAME-mess-PROFILE, "
+                                                     "made on first use")] = None,
     quiet: bool = False,
 ) -> None:
     """Run strategies K times on one topic and write summary.json, summary.md and harvest.png; or, with
@@ -154,6 +162,9 @@ def bench_cmd(
     progress = None if quiet else console.print
     given = dict(web=web, topic=topic, strategies=strategy, budget=budget, runs=runs, max_per_domain=max_per_domain,
                  seed=seed, out=out_dir, examples_irrelevant=examples_irrelevant)
+    if mess is not None and suite is None:
+        fail("--mess goes with --suite; for one benchmark, make the messy web (`focuscrawl web mess WEB OUT`) and "
+             "give it as --web")
     if suite is not None and (web or topic or config or global_score):
         fail("--suite runs the suite's own webs and topics: drop --web, --topic, -c and --global (settings for "
              "every row go in the suite's defaults, on the command line or in -s)")
@@ -168,7 +179,7 @@ def bench_cmd(
         fail(f"--seeds-per-run must be a positive integer, got {seeds_per_run!r}")
     if suite is not None:
         _bench_suite(suite, {**given, "seeds_per_run": seeds_per_run}, set_ or [], webs=webs, jobs=jobs, quick=quick,
-                     half=half, rows=rows, rerun=rerun, progress=progress)
+                     half=half, rows=rows, rerun=rerun, mess=mess, progress=progress)
         return
     settings = run(lambda: load_config(BenchConfig, config, set_ or (), seeds_per_run=seeds_per_run, **given))
     summary = run(lambda: run_benchmark(settings, progress))

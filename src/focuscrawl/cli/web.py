@@ -1,4 +1,4 @@
-"""``focuscrawl web ...``: build, inspect, generate and serve offline webs."""
+"""``focuscrawl web ...``: build, inspect, generate, mess up and serve offline webs."""
 
 from __future__ import annotations
 
@@ -6,12 +6,14 @@ import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
 from focuscrawl.cli.common import console, fail, out, run
+from focuscrawl.config import parse_override
 from focuscrawl.web import resolve_web_dir
+from focuscrawl.web.mess import PROFILES, MessReport, make_profile, mess_web
 from focuscrawl.web.serve import serve_web
 from focuscrawl.web.store import OfflineWeb
 from focuscrawl.web.synth import synthesize
@@ -19,7 +21,7 @@ from focuscrawl.web.warc_import import import_warc
 from focuscrawl.web.webkb import build_webkb
 from focuscrawl.web.wikispeedia import build_embedded, build_wikispeedia
 
-web_app = typer.Typer(help="Build, inspect, generate and serve offline webs.", no_args_is_help=True)
+web_app = typer.Typer(help="Build, inspect, generate, mess up and serve offline webs.", no_args_is_help=True)
 build_app = typer.Typer(help="Build an offline web from a published dataset.", no_args_is_help=True)
 web_app.add_typer(build_app, name="build")
 
@@ -62,6 +64,55 @@ def synth_cmd(out_dir: Annotated[Path, typer.Argument(metavar="OUT")],
     print_info(out_dir)
 
 
+@web_app.command("mess")
+def mess_cmd(
+    web_dir: Annotated[str, typer.Argument(metavar="WEB", help="the offline web to start from, or 'embedded'")],
+    out_dir: Annotated[Path, typer.Argument(metavar="OUT")],
+    profile: Annotated[str, typer.Option(help=f"named option set: {', '.join(PROFILES)} (none: a faithful "
+                                              "copy)")] = "default",
+    seed: Annotated[int, typer.Option(help="seed of every random choice")] = 0,
+    set_: Annotated[Optional[list[str]], typer.Option(
+        "-s", "--set", metavar="KIND.OPTION=VALUE",
+        help="set one option of the profile, e.g. calendar.pages=5000 or farm.enabled=false (repeatable)")] = None,
+    overwrite: bool = False,
+) -> None:
+    """WEB plus the real web's pathologies, each URL's kind in the ground truth: a new web OUT.
+
+    Traps (calendars, pagination, facets), copies (session ids, tracking parameters, mirrors, twins,
+    near-duplicates), redirect chains and loops, link farms, script-only links, soft-404 and failing hosts;
+    WEB's pages, labels and bodies are kept (docs/web-format.md, "Messy webs").
+    """
+    settings = run(lambda: {".".join(path): value for path, value in map(parse_override, set_ or [])})
+    chosen = run(lambda: make_profile(profile, settings))
+    report = run(lambda: mess_web(resolve_web_dir(web_dir), out_dir, chosen, seed=seed, profile_name=profile,
+                                  overwrite=overwrite))
+    print_mess_report(report)
+    print_info(out_dir)
+
+
+def print_mess_report(report: MessReport) -> None:
+    out.print(f"[bold]profile {report.profile_name}[/], seed {report.seed}")
+    for name, options in report.profile.model_dump().items():
+        enabled = options.pop("enabled")
+        values = " ".join(f"{key}={value}" for key, value in options.items())
+        out.print(f"  {name:<15} {'on ' if enabled else 'off'} {values if enabled else ''}", highlight=False)
+    out.print("injected URLs")
+    for kind, count in report.injected.items():
+        out.print(f"  {kind:<15} {count:>10,}")
+    out.print(f"  {'(all)':<15} {sum(report.injected.values()):>10,}")
+    out.print(f"links moved into scripts {report.moved_links:,}; pages whose stored HTML could not be kept "
+              f"(served rendered) {report.html_dropped:,}")
+    for host, behaviour in report.hosts.items():
+        what = []
+        if "soft_404" in behaviour:
+            what.append("soft 404")
+        if "failure" in behaviour:
+            share = f" {behaviour['share']:.0%}" if behaviour["failure"] != "slow" else ""
+            what.append(f"{behaviour['failure']}{share}")
+        out.print(f"  host {host}: {', '.join(what)}", highlight=False)
+    out.print(f"built in {report.seconds:.1f} s")
+
+
 @web_app.command("info")
 def info_cmd(directory: Annotated[str, typer.Argument(metavar="DIR", help="web directory or 'embedded'")],
              json_output: Annotated[bool, typer.Option("--json")] = False,
@@ -84,6 +135,13 @@ def print_info(directory: Path, json_output: bool = False, top_labels: int = 20)
     out.print(f"  labels      {len(by_count):>10,}")
     for label, count in by_count[:top_labels]:
         out.print(f"    {count:>8,}  {label}")
+    for key in ("script_links", "canonicals"):
+        if key in stats:
+            out.print(f"  {key:<11} {stats[key]:>10,}")
+    if "injected" in stats:  # a messy web: its ground truth, per kind
+        out.print(f"  injected    {sum(stats['injected'].values()):>10,}")
+        for kind, count in sorted(stats["injected"].items(), key=lambda kv: -kv[1]):
+            out.print(f"    {count:>8,}  {kind}")
 
 
 @web_app.command("serve")
@@ -96,6 +154,10 @@ def serve_cmd(
     error_rate: Annotated[float, typer.Option(help="probability of answering with --error-status instead")] = 0.0,
     error_status: int = 503,
     seed: Annotated[int, typer.Option(help="seed of the error injection")] = 0,
+    hang_s: Annotated[Optional[float], typer.Option(
+        min=0, help="a messy web: how long its timeout hosts hang (default: the web's own)")] = None,
+    slow_body_s: Annotated[Optional[float], typer.Option(
+        min=0, help="a messy web: how long its slow hosts take per body (default: the web's own)")] = None,
     disallow: Annotated[list[str] | None,
                         typer.Option(help="robots.txt Disallow path for every host (repeatable)")] = None,
     crawl_delay: Annotated[float | None, typer.Option(help="robots.txt Crawl-delay for every host")] = None,
@@ -111,7 +173,8 @@ def serve_cmd(
     async def serve() -> None:
         server = run(lambda: serve_web(resolve_web_dir(directory), base_ip=base_ip, port=port,
                                        latency_ms=latency_ms, error_rate=error_rate, error_status=error_status,
-                                       seed=seed, disallow=disallow or (), crawl_delay=crawl_delay))
+                                       seed=seed, disallow=disallow or (), crawl_delay=crawl_delay,
+                                       hang_s=hang_s, slow_body_s=slow_body_s))
         try:
             await server.start()
         except OSError as exc:

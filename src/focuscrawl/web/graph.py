@@ -41,9 +41,17 @@ def _neighbours(indptr: np.ndarray, adjacent: np.ndarray, nodes: np.ndarray) -> 
 class LinkGraph:
     """Pages by dense index, and their in-links as a CSR (``indptr``, ``sources``): page i is linked from
     ``sources[indptr[i]:indptr[i + 1]]``. ``statuses`` (HTTP status per page; all 200 when not given) says
-    which pages a crawl can fetch and which it follows links out of."""
+    which pages a crawl can fetch and which it follows links out of. ``own`` marks the pages that are the web's
+    own content (default: all), and ``stands_for`` the page each URL shows (default: itself; a messy web's copy
+    of a page shows that page). Reach counts own pages, follows links out of them only and a link to a copy as
+    a link to its page: a messy web's injected pages (traps, copies) cost a crawl its fetches but are not what a
+    seed must be able to reach. ``scripted`` (pairs of page indexes) are links only a page's scripts add: reach
+    follows them, as they are the web's links a mess hid, and ``distances_to`` does not, as a crawler that does
+    not run scripts never sees them. So a messy web draws the seeds its clean original draws."""
 
-    def __init__(self, urls: list[str], src: np.ndarray, dst: np.ndarray, statuses: np.ndarray | None = None):
+    def __init__(self, urls: list[str], src: np.ndarray, dst: np.ndarray, statuses: np.ndarray | None = None,
+                 own: np.ndarray | None = None, stands_for: np.ndarray | None = None,
+                 scripted: np.ndarray | None = None):
         self.urls = urls
         self.index = {url: i for i, url in enumerate(urls)}
         order = np.argsort(dst, kind="stable")
@@ -54,6 +62,10 @@ class LinkGraph:
                          else np.asarray(statuses, dtype=np.int64))
         if len(self.statuses) != len(urls):
             raise ValueError(f"{len(self.statuses)} statuses for {len(urls)} pages")
+        self.own = np.ones(len(urls), dtype=bool) if own is None else np.asarray(own, dtype=bool)
+        self.stands_for = (np.arange(len(urls), dtype=np.int64) if stands_for is None
+                           else np.asarray(stands_for, dtype=np.int64))
+        self.scripted = np.zeros((0, 2), dtype=np.int64) if scripted is None else np.asarray(scripted, np.int64)
 
     def distances_to(self, targets: Iterable[int]) -> np.ndarray:
         """Links from every page to the nearest of ``targets`` (0 for a target, UNREACHABLE when none)."""
@@ -77,12 +89,20 @@ class LinkGraph:
         return (self.statuses >= 200) & (self.statuses < 300)
 
     @cached_property
+    def counted(self) -> np.ndarray:
+        """The pages reach counts: the web's own (``own``) 2xx pages."""
+        return self.fetchable & self.own
+
+    @cached_property
     def _followed(self) -> csr_matrix:
-        """Links a crawl follows, as a CSR from source to target: those out of 2xx pages and redirects."""
+        """Links a crawl follows, as a CSR from source to target: those out of the web's own 2xx pages and
+        redirects (scripted ones included), a link to a copy standing for a link to its page."""
         n = len(self.urls)
-        dst = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.indptr))
-        keep = (self.statuses[self.sources] >= 200) & (self.statuses[self.sources] < 400)
-        edges = csr_matrix((np.ones(int(keep.sum()), dtype=np.int8), (self.sources[keep], dst[keep])), shape=(n, n))
+        src = np.concatenate([self.sources, self.scripted[:, 0]])
+        dst = self.stands_for[np.concatenate([np.repeat(np.arange(n, dtype=np.int64), np.diff(self.indptr)),
+                                              self.scripted[:, 1]])]
+        keep = (self.statuses[src] >= 200) & (self.statuses[src] < 400) & self.own[src]
+        edges = csr_matrix((np.ones(int(keep.sum()), dtype=np.int8), (src[keep], dst[keep])), shape=(n, n))
         edges.sum_duplicates()
         return edges
 
@@ -105,11 +125,12 @@ class LinkGraph:
         return seen
 
     def reach(self, sources: Iterable[int]) -> int:
-        """2xx pages a crawl from ``sources`` can fetch (``sources`` included), with no budget or cap."""
-        return int((self.closure(sources) & self.fetchable).sum())
+        """The web's own 2xx pages a crawl from ``sources`` can fetch (``sources`` included), with no budget or
+        cap."""
+        return int((self.closure(sources) & self.counted).sum())
 
     def can_reach(self, candidates: Iterable[int], threshold: int) -> np.ndarray:
-        """For each candidate page, whether a crawl from it alone can fetch at least ``threshold`` 2xx pages.
+        """For each candidate page, whether a crawl from it alone can fetch at least ``threshold`` counted pages.
 
         Pages of one strongly connected component reach the same pages, so the question is asked once per
         component: a component holding ``threshold`` pages itself answers yes for every page that can reach
@@ -119,7 +140,7 @@ class LinkGraph:
         candidates = np.fromiter(candidates, dtype=np.int64)
         edges = self._followed
         _, component = connected_components(edges, directed=True, connection="strong")
-        size = np.bincount(component, weights=self.fetchable)
+        size = np.bincount(component, weights=self.counted)
         large = np.flatnonzero(size[component] >= threshold)
         ok = self.closure(large, backwards=True)[candidates] if large.size else np.zeros(len(candidates), bool)
         answer: dict[int, bool] = {}
@@ -128,7 +149,7 @@ class LinkGraph:
             c = int(component[page])
             if c not in answer:
                 reached = breadth_first_order(edges, page, directed=True, return_predecessors=False)
-                answer[c] = int(self.fetchable[reached].sum()) >= threshold
+                answer[c] = int(self.counted[reached].sum()) >= threshold
                 if not answer[c]:  # what a page reaches reaches less: no for every component on the way
                     answer.update(dict.fromkeys(np.unique(component[reached]).tolist(), False))
             ok[k] = answer[c]

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import codecs
 import html as html_lib
+import json
 import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.html import HTMLTree
@@ -109,15 +112,26 @@ def clean_text(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-def parse_html(html: str, base_url: str, max_links: int = 1000, *, main_text: bool = False
-               ) -> tuple[str, str, list[Link]]:
-    """Return (title, text, outlinks) of an HTML document.
+@dataclass(frozen=True, slots=True)
+class ParsedHtml:
+    """What a crawler reads from an HTML document: title, text, outlinks and the canonical URL it names."""
+
+    title: str
+    text: str
+    links: list[Link]
+    canonical: str | None = None
+
+
+def parse_document(html: str, base_url: str, max_links: int = 1000, *, main_text: bool = False) -> ParsedHtml:
+    """Title, text, outlinks and canonical URL of an HTML document.
 
     The text is the body minus scripts, styles and navigation, or with ``main_text`` the document's main
     content (``extract_main_text``), falling back to the body's text when none is found. Title and
     outlinks always come from the whole document: a crawler must follow the menu's links too.
     Links are resolved against ``<base href>`` or ``base_url``, normalised, non-http(s) ones dropped,
     duplicates merged (first anchor text wins, as the first occurrence is usually the most visible).
+    Links a script would add are not seen: this is a parser, not a browser.
+    ``canonical`` is the first ``<link rel="canonical">`` target, resolved and normalised (None without one).
     """
     tree = LexborHTMLParser(html)
     title_node = tree.css_first("title")
@@ -126,6 +140,12 @@ def parse_html(html: str, base_url: str, max_links: int = 1000, *, main_text: bo
     base = base_url
     if base_node is not None:
         base = normalize_url(base_node.attributes.get("href") or "", base_url) or base_url
+    canonical = None
+    for node in tree.css("link[rel][href]"):
+        # rel is a list of keywords, compared without case ("Canonical", "canonical alternate")
+        if "canonical" in (node.attributes.get("rel") or "").lower().split():
+            canonical = normalize_url(node.attributes.get("href") or "", base)
+            break
     links: list[Link] = []
     seen: set[str] = set()
     for node in tree.css("a[href], area[href]"):
@@ -141,7 +161,14 @@ def parse_html(html: str, base_url: str, max_links: int = 1000, *, main_text: bo
         tree.strip_tags(_DROP_TAGS)
         body = tree.body
         text = clean_text(body.text(separator=" ") if body is not None else tree.text(separator=" "))
-    return title, text, links
+    return ParsedHtml(title, text, links, canonical)
+
+
+def parse_html(html: str, base_url: str, max_links: int = 1000, *, main_text: bool = False
+               ) -> tuple[str, str, list[Link]]:
+    """Return (title, text, outlinks) of an HTML document: ``parse_document`` without the canonical URL."""
+    parsed = parse_document(html, base_url, max_links, main_text=main_text)
+    return parsed.title, parsed.text, parsed.links
 
 
 def extract_main_text(html: str) -> str:
@@ -156,7 +183,8 @@ def extract_main_text(html: str) -> str:
         return ""
 
 
-def render_html(title: str, text: str, links: list[Link]) -> str:
+def render_html(title: str, text: str, links: Sequence[Link], *, canonical: str | None = None,
+                script_links: Sequence[Link] = ()) -> str:
     """Render a page that stores only text and links (Wikispeedia, synthetic webs) as HTML.
 
     The text becomes paragraphs and the links a navigation list in stored order. ``parse_html`` leaves
@@ -164,13 +192,95 @@ def render_html(title: str, text: str, links: list[Link]) -> str:
     text (whitespace collapsed) and links: a crawl of a served web sees what the in-process crawl sees.
     Inline links would look more like the original article, but placing them by anchor matching
     reorders links and changes anchor case, and that equality matters more for reproducible benchmarks.
+    ``canonical`` adds a ``<link rel="canonical">``; ``script_links`` are written by a script
+    (``script_links_tag``), so only a crawler that runs scripts sees them.
     """
     esc = html_lib.escape
     paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
     body = "".join(f"<p>{esc(clean_text(p))}</p>" for p in paragraphs)
-    items = "".join(f'<li><a href="{esc(link.url, quote=True)}">{esc(link.anchor)}</a></li>' for link in links)
-    nav = f"<nav><ul>{items}</ul></nav>" if items else ""
+    head = canonical_tag(canonical) if canonical else ""
     return (
-        f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{esc(title)}</title></head>"
-        f"<body><main>{body}</main>{nav}</body></html>"
+        f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{esc(title)}</title>{head}</head>"
+        f"<body><main>{body}</main>{links_nav(links)}{script_links_tag(script_links)}</body></html>"
     )
+
+
+def links_nav(links: Sequence[Link]) -> str:
+    """Links as a navigation list: parsed as outlinks in this order, and left out of the page's text."""
+    esc = html_lib.escape
+    items = "".join(f'<li><a href="{esc(link.url, quote=True)}">{esc(link.anchor)}</a></li>' for link in links)
+    return f"<nav><ul>{items}</ul></nav>" if items else ""
+
+
+def canonical_tag(url: str) -> str:
+    return f'<link rel="canonical" href="{html_lib.escape(url, quote=True)}">'
+
+
+def script_links_tag(links: Sequence[Link]) -> str:
+    """A script that adds ``links`` to the page when run, as sites whose menus are built in JavaScript do.
+
+    An HTML parser sees a script, not links: the links exist only for a crawler that runs the page. Every
+    ``<`` in the data is written as ``\\u003c``, so no URL or anchor can close the script early.
+    """
+    if not links:
+        return ""
+    data = json.dumps([[link.url, link.anchor] for link in links], ensure_ascii=True).replace("<", "\\u003c")
+    return ("<script>(function(){var nav=document.createElement('nav');"
+            f"{data}.forEach(function(l){{var a=document.createElement('a');a.href=l[0];a.textContent=l[1];"
+            "nav.appendChild(a);});document.body.appendChild(nav);})();</script>")
+
+
+_HEAD_OPEN = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
+_BODY_OPEN = re.compile(r"<body\b[^>]*>", re.IGNORECASE)
+_BODY_CLOSE = re.compile(r"</body\s*>", re.IGNORECASE)
+
+
+def insert_html(html: str, *, head: str = "", body_start: str = "", body_end: str = "") -> str:
+    """``html`` with markup added at the start of its head, the start of its body and the end of its body.
+
+    String insertion, not a parse and re-serialisation, so a stored document keeps every byte it had. A
+    document without the tag gets the markup where a browser would put it: head at the start, body start
+    after the head (or at the start), body end at the end.
+    """
+    if head:
+        match = _HEAD_OPEN.search(html)
+        at = match.end() if match else 0
+        html = html[:at] + head + html[at:]
+    if body_start:
+        match = _BODY_OPEN.search(html)
+        if match:
+            at = match.end()
+        else:
+            head_close = re.search(r"</head\s*>", html, re.IGNORECASE)
+            at = head_close.end() if head_close else 0
+        html = html[:at] + body_start + html[at:]
+    if body_end:
+        closes = list(_BODY_CLOSE.finditer(html))
+        at = closes[-1].start() if closes else len(html)
+        html = html[:at] + body_end + html[at:]
+    return html
+
+
+def rewrite_links(html: str, base_url: str, target: Callable[[str], str | None]) -> str:
+    """``html`` with every link's target replaced by ``target(its normalised URL)``.
+
+    New targets are written absolute, so the document reads the same from any address (a copy of a page
+    at another URL keeps its links); ``None`` removes the link's ``href``: the element and its text stay
+    (so the text reads as before), the link goes. Links ``parse_html`` would not follow (``mailto:``,
+    unusable URLs) are left alone.
+    """
+    tree = LexborHTMLParser(html)
+    base_node = tree.css_first("base[href]")
+    base = base_url
+    if base_node is not None:
+        base = normalize_url(base_node.attributes.get("href") or "", base_url) or base_url
+    for node in tree.css("a[href], area[href]"):
+        url = normalize_url(node.attributes.get("href") or "", base)
+        if url is None:
+            continue
+        new = target(url)
+        if new is None:
+            del node.attrs["href"]
+        elif node.attributes.get("href") != new:
+            node.attrs["href"] = new
+    return tree.html or ""

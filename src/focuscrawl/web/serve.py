@@ -6,7 +6,16 @@ which loopback address stands for which host, exactly as DNS would on the real w
 127.0.0.0/8 to the loopback interface, so any of those addresses can be bound without configuration.
 
 The server speaks plain HTTP. A crawler that maps an ``https://`` URL to it says so with
-``X-Forwarded-Proto: https``; without that header both schemes are looked up.
+``X-Forwarded-Proto: https``; without that header the ``http://`` URL is meant, and the ``https://`` one is
+looked up only when the web has no such page (for a person typing an address by hand), so that a web
+holding both (a messy web's scheme mirror) answers each with its own page.
+
+A messy web (``focuscrawl.web.mess``) is served with its hosts' behaviour (``focuscrawl.web.behaviour``):
+the URLs that fail offline fail here too (500/503; an error also starts a burst of 503s for the host's next
+requests; a timeout hangs ``hang_s``), slow hosts trickle their bodies over ``slow_body_s``, soft-404 hosts
+answer unknown paths with their not-found page and status 200, and pages carry their
+``<link rel="canonical">`` and the script that writes their script-only links. robots.txt never fails,
+so that a host's failures are its pages', not a refusal of the whole host.
 """
 
 from __future__ import annotations
@@ -26,8 +35,11 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from focuscrawl.urls import normalize_url
-from focuscrawl.web.html import render_html
+from focuscrawl.web.behaviour import HostBehaviour
+from focuscrawl.web.html import canonical_tag, insert_html, render_html, script_links_tag
 from focuscrawl.web.store import WEB_FILE, OfflineWeb
+
+SLOW_BODY_CHUNKS = 10  # a slow host sends a body in this many pieces, evenly spread over its time
 
 # A test hook: (request, host, url) -> a response to send instead of the web's, or None.
 Hook = Callable[[web.Request, str, str], Awaitable[web.StreamResponse | None]]
@@ -95,6 +107,8 @@ class ServedWeb:
         hook: Hook | None = None,
         log_size: int = 1_000_000,
         cache_pages: int = 4096,
+        hang_s: float | None = None,
+        slow_body_s: float | None = None,
     ):
         self.web_dir = Path(web_dir)
         self.web = OfflineWeb(self.web_dir)
@@ -110,6 +124,10 @@ class ServedWeb:
         self.crawl_delay = crawl_delay
         self.robots_override = dict(robots or {})
         self.hook = hook
+        # A messy web's timeouts and slow bodies, unless told otherwise (a test wants short ones).
+        self.hang_s = hang_s
+        self.slow_body_s = slow_body_s
+        self._burst_left: dict[str, int] = {}
         self.log: deque[RequestLog] = deque(maxlen=log_size)
         # render_html costs ~15 ms for a long article: keep recent bodies so repeated crawls are fast.
         self._cache: dict[str, bytes] = {}
@@ -185,10 +203,14 @@ class ServedWeb:
         candidates = self._hosts_at.get(sockname[0], []) if sockname else []
         return (candidates[0], candidates[0]) if candidates else ("", netloc)
 
-    def _lookup(self, request: web.Request, netloc: str) -> tuple[str, tuple] | None:
+    @staticmethod
+    def _schemes(request: web.Request) -> list[str]:
+        """The schemes the request may mean, likeliest first (module docstring: X-Forwarded-Proto)."""
         proto = request.headers.get("X-Forwarded-Proto", "").lower()
-        schemes = [proto] if proto in ("http", "https") else ["https", "http"]
-        for scheme in schemes:
+        return [proto] if proto in ("http", "https") else ["http", "https"]
+
+    def _lookup(self, request: web.Request, netloc: str) -> tuple[str, tuple] | None:
+        for scheme in self._schemes(request):
             url = f"{scheme}://{netloc}{request.raw_path}"
             for candidate in dict.fromkeys([url, normalize_url(url) or url]):
                 row = self._db.execute(
@@ -224,24 +246,79 @@ class ServedWeb:
                 return web.Response(status=404, text="no robots.txt\n")
             return web.Response(text=body, content_type="text/plain")
         found = self._lookup(request, netloc)
-        if found is None:
-            return web.Response(status=404, text="not in this web\n")
+        behaviour = self.web.behaviours.get(host)
+        if found is not None:
+            url = found[0]
+        else:  # no page: the URL as the crawler meant it, for its host's behaviour
+            raw = f"{self._schemes(request)[0]}://{netloc}{request.raw_path}"
+            url = normalize_url(raw) or raw
+        if behaviour is not None and behaviour.failure is not None:
+            failed = await self._fail(request, host, behaviour, url)
+            if failed is not None:
+                return failed
+        if found is None or found[1][0] == 404:
+            not_found = self.web.not_found(url)
+            if not_found is not None:
+                body = render_html(not_found.title, not_found.text, not_found.outlinks).encode("utf-8")
+                return await self._send(request, behaviour, body, "text/html")
+            if found is None:
+                return web.Response(status=404, text="not in this web\n")
         url, (status, content_type, location) = found
         if 300 <= status < 400:
             return web.Response(status=status, headers={"Location": location} if location else None)
         if not 200 <= status < 300:
             return web.Response(status=status, text=f"status {status}\n")
         mime = (content_type or "text/html").split(";", 1)[0].strip()
-        return web.Response(body=self.page_body(url), headers={"Content-Type": f"{mime}; charset=utf-8"})
+        return await self._send(request, behaviour, self.page_body(url), mime)
+
+    async def _fail(self, request: web.Request, host: str, behaviour: HostBehaviour, url: str
+                    ) -> web.StreamResponse | None:
+        """The failure ``url`` meets on its host, if any: as offline (by the URL), and over HTTP in bursts."""
+        failed = behaviour.failure_status(self.web.failure_seed, url)
+        if failed == 0:
+            # A timeout: the request hangs longer than a crawler waits, then gets nothing useful.
+            await asyncio.sleep(self.hang_s if self.hang_s is not None else behaviour.hang_s)
+            return web.Response(status=504, text="timed out\n")
+        if failed is not None:
+            self._burst_left[host] = behaviour.burst
+            return web.Response(status=failed, text=f"status {failed}\n")
+        if self._burst_left.get(host, 0) > 0:
+            self._burst_left[host] -= 1
+            return web.Response(status=503, text="status 503 (overloaded)\n")
+        return None
+
+    async def _send(self, request: web.Request, behaviour: HostBehaviour | None, body: bytes,
+                    mime: str) -> web.StreamResponse:
+        headers = {"Content-Type": f"{mime}; charset=utf-8"}
+        if behaviour is None or behaviour.failure != "slow":
+            return web.Response(body=body, headers=headers)
+        # A slow host: the body trickles, in pieces spread over slow_body_s.
+        seconds = self.slow_body_s if self.slow_body_s is not None else behaviour.slow_body_s
+        response = web.StreamResponse(headers={**headers, "Content-Length": str(len(body))})
+        await response.prepare(request)
+        step = max(1, -(-len(body) // SLOW_BODY_CHUNKS))
+        for start in range(0, len(body), step):
+            await asyncio.sleep(seconds / SLOW_BODY_CHUNKS)
+            await response.write(body[start:start + step])
+        await response.write_eof()
+        return response
 
     def page_body(self, url: str) -> bytes:
-        """The HTML served for a 2xx URL: stored HTML, else rendered from title, text and links."""
+        """The HTML served for a 2xx URL: stored HTML, else rendered from title, text and links; with its
+        canonical URL and the script that adds its script-only links, when it has them."""
         body = self._cache.get(url)
         if body is None:
             html = self.web.html(url)
+            page = self.web.stored(url)
+            if page is None:  # not a URL of this web: nothing to serve
+                return b""
+            script_links = self.web.script_links(url)
             if html is None:
-                page = self.web.fetch(url)
-                html = render_html(page.title, page.text, page.outlinks)
+                html = render_html(page.title, page.text, page.outlinks, canonical=page.canonical,
+                                   script_links=script_links)
+            elif page.canonical or script_links:
+                html = insert_html(html, head=canonical_tag(page.canonical) if page.canonical else "",
+                                   body_end=script_links_tag(script_links))
             body = html.encode("utf-8")
             if len(self._cache) >= self._cache_size:
                 self._cache.pop(next(iter(self._cache)))
@@ -254,6 +331,7 @@ def serve_web(web_dir: str | Path, **options) -> ServedWeb:
 
     Options are those of ServedWeb: base_ip, port (0 = any free port per address), latency_ms,
     error_rate, error_status, seed, disallow (paths for every host, or host -> paths), crawl_delay,
-    robots (host -> robots.txt text, None for 404), max_addresses, hook.
+    robots (host -> robots.txt text, None for 404), max_addresses, hook, and for a messy web hang_s and
+    slow_body_s (its timeouts' and slow bodies' times; default: the web's own).
     """
     return ServedWeb(web_dir, **options)
