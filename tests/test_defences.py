@@ -443,3 +443,23 @@ def test_a_store_from_before_the_defences_gets_their_columns(tmp_path):
         assert (record.verdict, record.skipped, record.to_json("bfs")["verdict"]) == ("", [], "")
     finally:
         store.close()
+
+
+def test_on_a_messy_web_the_defences_spend_less_on_what_it_injected(tmp_path):
+    """The messy-web generator's pathologies (focuscrawl web mess) on test_mess's small web, crawled by the
+    benchmark: with the defences, no step goes to a tracking or session copy, and fewer to injected URLs."""
+    from test_mess import SMALL, build_web
+
+    from focuscrawl.bench.runner import run_benchmark
+    from focuscrawl.web.mess import make_profile, mess_web
+
+    clean = build_web(tmp_path / "clean")
+    mess_web(clean, tmp_path / "messy", make_profile("default", SMALL), seed=3)
+    spent = {}
+    for name, defences in (("on", DefenceSettings()), ("off", OFF)):
+        summary = run_benchmark(BenchConfig(web=str(tmp_path / "messy"), topic="topic.a", strategies=["bfs"],
+                                            budget=150, runs=2, out=tmp_path / name, defences=defences))
+        spent[name] = next(s for s in summary["strategies"] if s["strategy"] == "bfs")
+    assert spent["off"]["spent_mean"].get("session", 0) + spent["off"]["spent_mean"].get("tracking", 0) > 0
+    assert spent["on"]["spent_mean"].get("session", 0) == spent["on"]["spent_mean"].get("tracking", 0) == 0
+    assert spent["on"]["injected_share_mean"] < spent["off"]["injected_share_mean"]
