@@ -1,4 +1,4 @@
-"""Two runs of a suite, row by row: strategy X's mean AUC/oracle in B over its mean in A.
+"""Two runs of a suite, row by row: strategy X's mean AUC/oracle in B over its mean in A (and B minus A).
 
 What issue 14 asks of topics from a few words: the dev suite run with keywords only (B) against the same
 suite with example texts (A), each strategy against itself, median over rows (and per half).
@@ -6,7 +6,8 @@ suite with example texts (A), each strategy against itself, median over rows (an
     python -m benchmarks.suite_ratio runs/suite-dev runs/suite-dev-keywords [--strategy adaptive,best-first]
 
 B may be several folders (say a suite's tuning and held-out halves run apart, or strategies run apart): their
-rows are read together.
+rows are read together. The last line per strategy gives the largest difference B - A over the rows (what
+issue 31 asks of the engine's defences on a clean suite: every figure within 0.01).
 """
 
 from __future__ import annotations
@@ -71,6 +72,12 @@ def main() -> None:
             if part:
                 parts.append(f"{name} {len(part)} rows {statistics.median(part):.3f}")
         print(f"{s}: median ratio B/A " + ", ".join(parts))
+    for s in strategies:
+        moves = [(b[r][s] - a[r][s], r) for r in rows if s in a[r] and s in b[r]]
+        if moves:
+            move, row = max(moves, key=lambda m: abs(m[0]))
+            print(f"{s}: largest B - A {move:+.4f} ({row}); {sum(abs(m) >= 0.01 for m, _ in moves)} of "
+                  f"{len(moves)} rows move by 0.01 or more")
 
 
 if __name__ == "__main__":
