@@ -1,0 +1,241 @@
+"""Run a fetched page's scripts in a headless browser, to see the links that only JavaScript adds.
+
+``HttpFetcher`` calls this for ``fetch.render`` = ``always`` (every HTML page) or ``auto`` (the pages
+``needs_rendering`` picks); the rendered DOM is then parsed like any HTML. The browser is Debian's
+``chromium``, driven by Playwright's async API (the ``render`` extra): Playwright because it drives an
+installed Chromium through ``executable_path``, answers the browser's requests itself (request
+interception, below), and is async like the fetcher; its own browser download is never used.
+
+**A render sends nothing.** The browser is handed the HTML the fetcher already downloaded: its first
+request is answered from memory, every other request the page makes (scripts, styles, images, XHR,
+frames) is refused before it leaves the browser, a navigation away (a link clicked by a script, a meta
+refresh) is answered "204 No Content" so the page stays, and ``--host-resolver-rules`` makes every host
+name and address unresolvable, which stops what request interception does not see (preconnects, web
+sockets). So a render costs the site nothing and politeness is untouched; the price is that only the
+page's *inline* scripts run: links built by an external script file (most single-page applications) stay
+unseen. Each render gets a fresh browser context (no cookies or storage carried from one site to the
+next, as ``HttpFetcher``'s requests carry none), a time limit, and a slot among ``concurrency``; one
+browser serves a crawl, started at the first render and closed with the fetcher.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+from dataclasses import dataclass
+from typing import Any
+
+from focuscrawl.extras import MissingExtra, require
+from focuscrawl.types import Link
+
+RENDER_MODES = ("never", "auto", "always")
+PURPOSE = "JavaScript rendering (--render)"
+
+# Debian's chromium, started as the project's other browser tests start it; Playwright adds --headless and a
+# fresh --user-data-dir of its own (it refuses one in ``args``) and deletes that at close.
+CHROMIUM_FLAGS = (
+    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+    # No name or address resolves: the page's document comes from memory, and nothing else may leave.
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+)
+# After the load event, timers a page sets to build its menu (setTimeout(f, 0) and the like) get this long.
+SETTLE_MS = 50
+# The load event is polled for (readyState), not listened to, and waited for this long at most: a navigation
+# the page starts before it loads (answered 204 below) can stop the document loading, so that load never fires.
+LOAD_WAIT_MS = 2000
+# The page's DOM once it has loaded and its timers have had SETTLE_MS: what the crawler parses.
+_DOM_AFTER_LOAD = """async ([settleMs, loadWaitMs]) => {
+  const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
+  const start = performance.now();
+  while (document.readyState !== 'complete' && performance.now() - start < loadWaitMs) await sleep(10);
+  await sleep(settleMs);
+  return document.documentElement.outerHTML;
+}"""
+
+
+class RenderError(RuntimeError):
+    """A render that did not finish: the fetcher keeps the page as its HTML parser read it."""
+
+
+@dataclass
+class RenderStats:
+    """What rendering did in a crawl: pages rendered, renders that failed, their time, and what they found."""
+
+    pages: int = 0
+    failures: int = 0
+    seconds: float = 0.0  # wall time of the renders, failed ones included
+    links_added: int = 0  # outlinks of rendered pages that their HTML alone did not have
+
+    @property
+    def ms_per_page(self) -> float:
+        renders = self.pages + self.failures
+        return 1000.0 * self.seconds / renders if renders else 0.0
+
+
+def find_browser(executable: str | None = None) -> str:
+    """The Chromium to render with: ``executable`` if given, else ``chromium`` on PATH; or a MissingExtra."""
+    found = shutil.which(executable or "chromium")
+    if found is None:
+        where = executable or "no chromium on PATH"
+        raise MissingExtra(f"{PURPOSE} needs Chromium: {where} is not an executable (Debian: apt-get install "
+                           "chromium; or set fetch.render_browser=PATH)")
+    return found
+
+
+def check_renderer(executable: str | None = None) -> str:
+    """Before a crawl starts: the extra is installed and the browser found (one clear line if not)."""
+    require("playwright.async_api", "render", PURPOSE)
+    return find_browser(executable)
+
+
+class Renderer:
+    """One browser for a crawl; ``render(url, html)`` returns the DOM after the page's scripts ran.
+
+    Use inside one event loop and ``aclose`` at the end (``HttpFetcher`` owns one and closes it).
+    """
+
+    def __init__(self, executable: str | None = None, *, timeout: float = 10.0, concurrency: int = 2,
+                 settle_ms: int = SETTLE_MS):
+        self.executable = executable
+        self.timeout = timeout
+        self.settle_ms = settle_ms
+        self._slots = asyncio.Semaphore(concurrency)
+        self._starting = asyncio.Lock()
+        self._playwright: Any = None
+        self._browser: Any = None
+        self._launch_error: str | None = None
+
+    async def _start(self) -> Any:
+        async with self._starting:
+            if self._browser is not None and self._browser.is_connected():
+                return self._browser
+            if self._launch_error is not None:  # a browser that would not start is not tried for every page
+                raise RenderError(self._launch_error)
+            if self._browser is not None:  # it crashed or was killed: a new one, for the renders to come
+                await self._stop()
+            executable = find_browser(self.executable)
+            async_api = require("playwright.async_api", "render", PURPOSE)
+            try:
+                self._playwright = await async_api.async_playwright().start()
+                self._browser = await self._playwright.chromium.launch(
+                    executable_path=executable, headless=True, args=list(CHROMIUM_FLAGS),
+                    timeout=max(30.0, self.timeout) * 1000)
+            except Exception as exc:  # noqa: BLE001 - whatever stops the browser, the crawl goes on without renders
+                await self._stop()
+                self._launch_error = f"{executable} did not start: {str(exc).splitlines()[0][:300]}"
+                raise RenderError(self._launch_error) from None
+            return self._browser
+
+    async def render(self, url: str, html: str) -> str:
+        """The HTML of ``url``'s DOM after its inline scripts ran, with ``html`` as the document the server sent.
+
+        Raises RenderError when the page does not load in ``timeout`` seconds or the browser fails.
+        """
+        async with self._slots:
+            browser = await self._start()
+            body = html.encode("utf-8")
+            served = False
+
+            async def answer(route: Any) -> None:
+                nonlocal served
+                request = route.request
+                if request.is_navigation_request():
+                    if not served and request.frame.parent_frame is None:
+                        served = True
+                        await route.fulfill(status=200, body=body, content_type="text/html; charset=utf-8")
+                    else:  # leaving the page, or a frame: "no content" keeps the page where it is, with no request
+                        await route.fulfill(status=204)
+                else:
+                    await route.abort("blockedbyclient")
+
+            context = await browser.new_context(service_workers="block")
+            try:
+                async with asyncio.timeout(self.timeout):
+                    await context.route("**/*", answer)
+                    page = await context.new_page()
+                    # Not wait_until="load": a navigation the page starts (answered 204 above) leaves goto waiting.
+                    await page.goto(url, wait_until="commit")
+                    return await page.evaluate(_DOM_AFTER_LOAD, [self.settle_ms, LOAD_WAIT_MS])
+            except TimeoutError:
+                raise RenderError(f"render timed out after {self.timeout:g} s") from None
+            except Exception as exc:  # noqa: BLE001 - a page that breaks the browser is a failed render, not a crash
+                raise RenderError(f"render failed: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}") from None
+            finally:
+                try:
+                    async with asyncio.timeout(self.timeout):
+                        await context.close()
+                except Exception:  # noqa: BLE001 - a browser that died with the page: _start makes a new one
+                    pass
+
+    async def _stop(self) -> None:
+        browser, playwright = self._browser, self._playwright
+        self._browser = self._playwright = None
+        try:
+            if browser is not None:
+                await browser.close()
+        finally:
+            if playwright is not None:
+                await playwright.stop()
+
+    async def aclose(self) -> None:
+        async with self._starting:
+            await self._stop()
+
+
+# -- which pages to render (fetch.render = auto) ------------------------------------------------------------
+_SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script\s*>", re.IGNORECASE | re.DOTALL)
+_SCRIPT_TYPE = re.compile(r"""\btype\s*=\s*["']?\s*([^"'\s>]+)""", re.IGNORECASE)
+_JS_TYPES = ("", "text/javascript", "application/javascript", "module", "text/ecmascript", "application/ecmascript")
+# A script that writes to the page: markup, or an anchor element it makes. (Inserting elements in general,
+# appendChild and the like, is left out: analytics snippets insert their own script elements.)
+_WRITES = re.compile(
+    r"""document\s*\.\s*write(?:ln)?\s*\(|\.\s*(?:inner|outer)HTML\s*\+?=|insertAdjacentHTML\s*\(|"""
+    r"""createElement\s*\(\s*['"]a['"]\s*\)""")
+# ... and that has to do with links: anchor markup in a string, an anchor element made, or an href set or read.
+_MENTIONS_LINKS = re.compile(r"""<a\s|\\x3ca\s|\\u003ca\s|createElement\s*\(\s*['"]a['"]|href""", re.IGNORECASE)
+
+
+def inline_scripts(html: str) -> list[str]:
+    """The text of the page's inline JavaScript (scripts with a ``src`` or a data type left out)."""
+    out = []
+    for attributes, text in _SCRIPT.findall(html):
+        kind = _SCRIPT_TYPE.search(attributes)
+        if "src=" in attributes.lower().replace(" ", "") or (kind and kind.group(1).lower() not in _JS_TYPES):
+            continue
+        if text.strip():
+            out.append(text)
+    return out
+
+
+def needs_rendering(html: str) -> str | None:
+    """Why ``fetch.render = auto`` renders this page, or None: an inline script writes to the page and has to
+    do with links (docs/crawl.md, "JavaScript", says how the rule was chosen on real pages)."""
+    for text in inline_scripts(html):
+        writes = _WRITES.search(text)
+        if writes is not None and _MENTIONS_LINKS.search(text):
+            return f"an inline script writes to the page ({clean(writes.group(0))}) and mentions links"
+    return None
+
+
+def clean(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+Parsed = tuple[str, str, list[Link]]  # (title, text, outlinks), as parse_html returns them
+
+
+def merge_rendered(plain: Parsed, rendered: Parsed, *, max_links: int) -> Parsed:
+    """A page as the crawler keeps it after a render, from its HTML's reading and its rendered DOM's.
+
+    Links: the HTML's, then those only the DOM has, in the DOM's order (as ``OfflineWeb.fetch(render=True)``
+    puts a page's script links after its links). Text: the longer of the two, and the title the HTML's unless
+    it has none, because scripts also take things away: on one of the real pages measured for the ``auto``
+    rule a script emptied the page, and a consent wall or a paywall can hide the text the HTML had.
+    """
+    title, text, links = plain
+    known = {link.url for link in links}
+    added = [link for link in rendered[2] if link.url not in known]
+    return (title or rendered[0], text if len(text) >= len(rendered[1]) else rendered[1],
+            (links + added)[:max_links])
