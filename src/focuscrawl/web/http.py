@@ -180,7 +180,7 @@ class HttpFetcher:
         self.requests = 0
         self.renderer = None if config.render == "never" else Renderer(
             config.render_browser, timeout=config.render_timeout, concurrency=config.render_concurrency)
-        self.render_stats = RenderStats()
+        self.render_stats = self.renderer.stats if self.renderer is not None else RenderStats()
 
     # -- lifecycle -------------------------------------------------------------------------------
     def _client(self) -> aiohttp.ClientSession:
@@ -312,19 +312,19 @@ class HttpFetcher:
             return
         started = time.monotonic()
         try:
-            dom = await self.renderer.render(page.final_url, document)
-            rendered = parse_html(dom, page.final_url, max_links=cfg.max_outlinks, main_text=cfg.main_text)
-        except (RenderError, ValueError):  # the page stays as its HTML reads (a DOM the parser refuses: as in _result)
-            self.render_stats.failures += 1
-            return
+            dom = await self.renderer.render(page.final_url, document)  # counts renders, failures and their time
+        except RenderError:
+            return  # the page stays as its HTML reads
         finally:
-            self.render_stats.seconds += time.monotonic() - started
             result.elapsed += time.monotonic() - started
+        try:
+            rendered = parse_html(dom, page.final_url, max_links=cfg.max_outlinks, main_text=cfg.main_text)
+        except Exception:  # noqa: BLE001 - a DOM the parser cannot take: the page stays as its HTML reads
+            return
         before = len(page.outlinks)
         page.title, page.text, links = merge_rendered((page.title, page.text, page.outlinks), rendered,
                                                       max_links=cfg.max_outlinks)
         page.outlinks = self._followable(links)
-        self.render_stats.pages += 1
         self.render_stats.links_added += len(page.outlinks) - before
 
     # -- one HTTP exchange, politely ---------------------------------------------------------------
