@@ -86,7 +86,7 @@ def find_browser(executable: str | None = None) -> str:
 
 def check_renderer(executable: str | None = None) -> str:
     """Before a crawl starts: the extra is installed and the browser found (one clear line if not)."""
-    require("playwright.async_api", "render", PURPOSE)
+    require("playwright", "render", PURPOSE)
     return find_browser(executable)
 
 
@@ -237,11 +237,11 @@ _SCRIPT_TYPE = re.compile(r"""\btype\s*=\s*["']?\s*([^"'\s>]+)""", re.IGNORECASE
 _JS_TYPES = ("", "text/javascript", "application/javascript", "module", "text/ecmascript", "application/ecmascript")
 # A script that writes to the page: markup, or an anchor element it makes. (Inserting elements in general,
 # appendChild and the like, is left out: analytics snippets insert their own script elements.)
-_WRITES = re.compile(
+WRITES_TO_PAGE = re.compile(
     r"""document\s*\.\s*write(?:ln)?\s*\(|\.\s*(?:inner|outer)HTML\s*\+?=|insertAdjacentHTML\s*\(|"""
     r"""createElement\s*\(\s*['"]a['"]\s*\)""")
 # ... and that has to do with links: anchor markup in a string, an anchor element made, or an href set or read.
-_MENTIONS_LINKS = re.compile(r"""<a\s|\\x3ca\s|\\u003ca\s|createElement\s*\(\s*['"]a['"]|href""", re.IGNORECASE)
+MENTIONS_LINKS = re.compile(r"""<a\s|\\x3ca\s|\\u003ca\s|createElement\s*\(\s*['"]a['"]|href""", re.IGNORECASE)
 
 
 def inline_scripts(html: str) -> list[str]:
@@ -260,8 +260,8 @@ def needs_rendering(html: str) -> str | None:
     """Why ``fetch.render = auto`` renders this page, or None: an inline script writes to the page and has to
     do with links (docs/crawl.md, "JavaScript", says how the rule was chosen on real pages)."""
     for text in inline_scripts(html):
-        writes = _WRITES.search(text)
-        if writes is not None and _MENTIONS_LINKS.search(text):
+        writes = WRITES_TO_PAGE.search(text)
+        if writes is not None and MENTIONS_LINKS.search(text):
             return f"an inline script writes to the page ({clean(writes.group(0))}) and mentions links"
     return None
 
