@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from selectolax.lexbor import LexborHTMLParser
+
 from focuscrawl.extras import MissingExtra, require
 from focuscrawl.types import Link
 
@@ -232,9 +234,9 @@ async def _close_quietly(page: Any, timeout: float = 10.0) -> None:
 
 
 # -- which pages to render (fetch.render = auto) ------------------------------------------------------------
-_SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script\s*>", re.IGNORECASE | re.DOTALL)
-_SCRIPT_TYPE = re.compile(r"""\btype\s*=\s*["']?\s*([^"'\s>]+)""", re.IGNORECASE)
-_JS_TYPES = ("", "text/javascript", "application/javascript", "module", "text/ecmascript", "application/ecmascript")
+# Types a browser runs as JavaScript (no type, or one of these); data blocks (JSON, templates) are not run.
+_JS_TYPES = ("", "text/javascript", "application/javascript", "module", "text/ecmascript", "application/ecmascript",
+             "application/x-javascript", "text/x-javascript", "text/jscript")
 # A script that writes to the page: markup, or an anchor element it makes. (Inserting elements in general,
 # appendChild and the like, is left out: analytics snippets insert their own script elements.)
 WRITES_TO_PAGE = re.compile(
@@ -245,12 +247,17 @@ MENTIONS_LINKS = re.compile(r"""<a\s|\\x3ca\s|\\u003ca\s|createElement\s*\(\s*['
 
 
 def inline_scripts(html: str) -> list[str]:
-    """The text of the page's inline JavaScript (scripts with a ``src`` or a data type left out)."""
+    """The text of the page's inline JavaScript (scripts with a ``src`` or a data type left out).
+
+    Read with the HTML parser (Lexbor), not a regular expression: on a hostile body of many unclosed
+    ``<script`` tags a pattern would take quadratic time, and the parser ends scripts where a browser does.
+    """
     out = []
-    for attributes, text in _SCRIPT.findall(html):
-        kind = _SCRIPT_TYPE.search(attributes)
-        if "src=" in attributes.lower().replace(" ", "") or (kind and kind.group(1).lower() not in _JS_TYPES):
+    for node in LexborHTMLParser(html).css("script"):
+        attributes = node.attributes
+        if "src" in attributes or (attributes.get("type") or "").strip().lower() not in _JS_TYPES:
             continue
+        text = node.text(deep=True)
         if text.strip():
             out.append(text)
     return out
