@@ -157,11 +157,11 @@ def build_crawl(
     policy = plan.policy()
     own = classifiers.for_crawl(reward_model)
     scorer = own if own is not classifiers.get(reward_model) else classifiers.scorer(reward_model)
+    first_budget = context_budget if context_budget is not None else settings.budget
     engine = CrawlEngine(policy, scorer, budget=settings.budget,
                           max_per_domain=DomainCap.parse(settings.max_per_domain), judge=judge, sinks=sinks,
-                          max_outlinks=settings.max_outlinks, scope=settings.scope.rules(), owns=owns)
-    context = CrawlContext(topic=topic, classifier=own, seeds=list(seeds),
-                           budget=context_budget if context_budget is not None else settings.budget,
-                           seed=settings.seed)
+                          max_outlinks=settings.max_outlinks, scope=settings.scope.rules(), owns=owns,
+                          defences=settings.defences.build(settings.seed, first_budget))
+    context = CrawlContext(topic=topic, classifier=own, seeds=list(seeds), budget=first_budget, seed=settings.seed)
     engine.start(context)
     return Crawl(engine, context, plan, reward_model)

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from focuscrawl.engine.defences import DefenceSettings
 from focuscrawl.engine.scope import Scope
 from focuscrawl.user_files import read_lines, read_yaml_mapping
 from focuscrawl.web.http import FetchConfig
@@ -83,6 +84,10 @@ class RunSettings(BaseModel):
                                                description="strategy or preset name -> its hyper-parameters")
     scope: ScopeConfig = Field(default_factory=ScopeConfig, description="domains, URL patterns, depth and "
                                "content types a crawl may fetch")
+    defences: DefenceSettings = Field(default_factory=DefenceSettings, description="the engine's defences against "
+                                      "the messy web (focuscrawl.engine.defences; docs/crawl.md, 'Messy web'): "
+                                      "url_hygiene, canonical, near_duplicates, host_health, soft_404, traps, each "
+                                      "with enabled and its thresholds; enabled=false turns them all off")
 
     @field_validator("max_per_domain", mode="before")
     @classmethod
@@ -142,7 +147,7 @@ class CrawlConfig(RunSettings):
 
     # What makes two runs the same crawl: changing any of these on resume would make the replay diverge.
     IDENTITY_FIELDS: ClassVar[tuple[str, ...]] = ("seeds", "topic", "strategy", "options", "seed", "max_per_domain",
-                                        "max_outlinks", "reward_model", "scope")
+                                        "max_outlinks", "reward_model", "scope", "defences")
 
     def all_seeds(self) -> list[str]:
         seeds = list(self.seeds)
@@ -157,6 +162,8 @@ class CrawlConfig(RunSettings):
         data["topic"] = str(Path(self.topic).resolve()) if self.topic else None
         if self.scope.is_default():
             del data["scope"]  # as run folders made before scopes existed recorded it: they resume
+        if not self.defences.enabled:
+            del data["defences"]  # as run folders made before the defences recorded it (read_effective_config)
         return data
 
     def to_yaml(self) -> str:
@@ -265,7 +272,10 @@ def read_effective_config(run_dir: Path) -> CrawlConfig | None:
     if not path.exists():
         return None
     try:
-        return CrawlConfig.model_validate(read_yaml_mapping(path, "a YAML mapping of settings"))
+        data = read_yaml_mapping(path, "a YAML mapping of settings")
+        # a folder crawled before the engine had defences: it crawled without them, and resumes so
+        data.setdefault("defences", DefenceSettings.off().model_dump())
+        return CrawlConfig.model_validate(data)
     except ValueError as exc:
         raise ValueError(f"{path} is damaged ({str(exc).splitlines()[0]}); fix or delete it: the crawl's "
                          "settings are also recorded in state.sqlite, and the command line can give them again")

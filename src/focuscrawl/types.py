@@ -136,6 +136,12 @@ class StepEvent:
     ``decision_ms`` is the time spent inside the policy for this step (the select that chose it and the
     observe of its page), fetching and reward computation excluded. ``score`` and ``reason`` are the
     policy's, from the step's ``Selection``.
+
+    ``verdict`` is why the engine's defences (``focuscrawl.engine.defences``) gave the page no reward and no
+    links, or "" when they did not: ``duplicate of URL``, ``soft 404``, ``trap pattern``, ``host failing``, or
+    ``soft-404 probe`` for a fetch the engine made itself. ``skipped`` lists the URLs the defences kept out of
+    the frontier at this step, each with why (a closed trap pattern's or failing host's pending URLs and
+    links), so that nothing is dropped silently.
     """
 
     step: int
@@ -151,6 +157,8 @@ class StepEvent:
     depth: int
     score: float | None = None
     reason: str = ""
+    verdict: str = ""
+    skipped: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass

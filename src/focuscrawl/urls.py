@@ -6,10 +6,11 @@ that a URL written by a builder and a URL found on a page always compare equal.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
-from w3lib.url import canonicalize_url
+from w3lib.url import canonicalize_url, url_query_cleaner
 
 MAX_URL_LENGTH = 2048
 
@@ -61,6 +62,60 @@ def _drop_default_port(url: str) -> str:
         netloc = parts.netloc.rsplit(":", 1)[0]
         return parts._replace(netloc=netloc).geturl()
     return url
+
+
+# Query parameters that only say who sent a visitor (the ad and analytics parameters of Firefox's query-stripping
+# list and ClearURLs' global rules): never part of what a page is. A closed list, not courlan's pattern, whose
+# substring rules (``source``, ``ref``, ``keywords``, ``uid``, ``ga``...) would merge 19 distinct WebKB pages.
+TRACKING_PREFIXES = ("utm_",)
+TRACKING_PARAMETERS = frozenset({
+    "fbclid", "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "msclkid", "yclid", "twclid", "ttclid", "igshid",
+    "mc_cid", "mc_eid", "_ga", "_gl", "_hsenc", "_hsmi", "__hssc", "__hstc", "__hsfp", "hsctatracking", "mkt_tok",
+    "oly_anon_id", "oly_enc_id", "vero_id", "vero_conv", "_openstat", "li_fat_id", "wickedid", "s_cid",
+    "pk_campaign", "pk_kwd", "pk_source", "pk_medium", "pk_content", "mtm_campaign", "mtm_kwd", "mtm_source",
+    "mtm_medium", "mtm_content",
+})
+# Session ids, as Apache Nutch's default URL normaliser removes them (regex-normalize.xml: jsessionid, phpsessid,
+# sessionid, sid), plus ASP's and ColdFusion's. ``sid`` is also a content id on some sites (a story number), so it
+# counts as a session only when its value looks like a token: long, letters and digits mixed.
+SESSION_PARAMETERS = frozenset({"jsessionid", "phpsessid", "sessionid", "session_id", "aspsessionid", "cfid",
+                                "cftoken", "bv_sid"})
+AMBIGUOUS_SESSION_PARAMETERS = frozenset({"sid"})
+_SESSION_PATH_PARAMETER = re.compile(r";(?:jsessionid|phpsessid|sessionid|sid)=[^/?#;]*", re.IGNORECASE)
+_TOKEN = re.compile(r"^(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9_-]{10,}$")
+
+
+def strip_tracking_and_session(url: str) -> str:
+    """``url`` (normalised) without tracking parameters and session ids: the page it names, as another visitor
+    would reach it. ``http://a.org/x;jsessionid=0A1B...?utm_source=news&id=3`` -> ``http://a.org/x?id=3``.
+
+    Not part of ``normalize_url``: a crawl applies it where its defences say (``focuscrawl.engine.defences``),
+    so that it can be switched off, and stored webs keep the URLs they were built with.
+    """
+    return _strip_absolute(url)
+
+
+@lru_cache(maxsize=1 << 18)
+def _strip_absolute(url: str) -> str:
+    if ";" in url:
+        base, mark, rest = url.partition("?")
+        url = _SESSION_PATH_PARAMETER.sub("", base) + mark + rest
+    if "?" not in url:
+        return url
+    query = urlsplit(url).query
+    unwanted = [key for key, value in parse_qsl(query, keep_blank_values=True) if _unwanted(key.lower(), value)]
+    if not unwanted:
+        return url
+    # w3lib, as normalize_url: the query's order and encoding stay as canonicalize_url left them
+    return url_query_cleaner(url, unwanted, remove=True, unique=False, keep_fragments=True)
+
+
+def _unwanted(key: str, value: str) -> bool:
+    if key in TRACKING_PARAMETERS or key in SESSION_PARAMETERS or key.startswith(TRACKING_PREFIXES):
+        return True
+    if key.startswith("aspsessionid"):  # ASPSESSIONIDQQGGQGPC=...
+        return True
+    return key in AMBIGUOUS_SESSION_PARAMETERS and _TOKEN.match(value) is not None
 
 
 def domain_of(url: str) -> str:

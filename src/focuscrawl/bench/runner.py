@@ -199,6 +199,7 @@ def run_benchmark(config: BenchConfig, progress: Callable[[str], None] | None = 
             "examples": {"relevant": sum(topic.inputs.example_labels),
                          "irrelevant": len(topic.inputs.example_labels) - sum(topic.inputs.example_labels)},
             "options": config.options,
+            "defences": config.defences.model_dump(mode="json"),  # the engine's, the same for every strategy
             "word_vectors": loaded_vectors_fingerprints(),
             "strategies": summarize(results, order),
         }

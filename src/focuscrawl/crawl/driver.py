@@ -140,7 +140,8 @@ class CrawlDriver:
             content_type=page.content_type, title=page.title, error=page.error, text=page.text,
             outlinks=list(page.outlinks), fetched_at=time.time(), fetch_s=fetch_s, relevance=event.relevance,
             reward=event.reward, depth=event.depth, parent=event.parent, score=event.score,
-            frontier_size=event.frontier_size, reason=event.reason,
+            frontier_size=event.frontier_size, reason=event.reason, verdict=event.verdict,
+            skipped=list(event.skipped),
         )
         if self.warc is not None:
             record.warc_end = self.warc.write(url, page, result)

@@ -45,11 +45,18 @@ RATE_WINDOW_S = 10.0  # seconds of the current pages/s
 # Columns read per step: everything but the page body (text and outlinks), which can be large.
 _COLUMNS = ("step, url, final_url, host, status, content_type, title, error, fetched_at, fetch_s, relevance, reward, "
             "depth, parent, score, reason, frontier_size")
+# What the engine's defences said of each step (the store's newer columns; a store from before them has none).
+_DEFENCE_COLUMNS = ("verdict", "skipped")
 _STEP_PREFIX = re.compile(rb'\{"step": (\d+)')
 
 # The fetcher's words for why a URL was not fetched (web/http.py, web/safety.py): refusals before any request.
 _URL_REFUSALS = ("url longer", "malformed url", "scheme", "url has no host", "port 0", "credentials in url",
                  "looks like a spider trap", "redirect to an unusable url")
+
+
+def verdict_kind(verdict: str) -> str:
+    """A defence's verdict without its particulars: ``duplicate of URL`` is a ``duplicate``."""
+    return "duplicate" if verdict.startswith("duplicate of ") else verdict
 
 
 def problem_kind(status: int, error: str) -> tuple[str, bool] | None:
@@ -231,6 +238,8 @@ class RunReader:
         self.relevant_hosts: set[str] = set()
         self.hosts: dict[str, list[int]] = {}  # host -> [pages, relevant, errors]
         self.problems: dict[str, dict[str, Any]] = {}
+        # defence verdict kind -> pages fetched with it, URLs it kept out of the frontier, the latest step
+        self.defences: dict[str, dict[str, Any]] = {}
         self.errors = 0
         self.latest: deque[tuple] = deque(maxlen=LATEST)  # the rows as read: made into dicts when shown
         self.meta: dict[str, Any] = {}
@@ -284,7 +293,9 @@ class RunReader:
                     self.store_ident = ident
                 if last is None:
                     return
-            cursor = db.execute(f"SELECT {_COLUMNS} FROM steps WHERE step >= ? ORDER BY step", (self.steps,))
+            have = {row[1] for row in db.execute("PRAGMA table_info(steps)")}
+            extra = "".join(f", {c}" if c in have else f", NULL AS {c}" for c in _DEFENCE_COLUMNS)
+            cursor = db.execute(f"SELECT {_COLUMNS}{extra} FROM steps WHERE step >= ? ORDER BY step", (self.steps,))
             for row in cursor:
                 if row[0] != self.steps:
                     break
@@ -294,7 +305,8 @@ class RunReader:
 
     def _add(self, row: tuple) -> None:
         (step, url, final_url, host, status, content_type, title, error, fetched_at, fetch_s, relevance, reward,
-         depth, parent, score, reason, frontier_size) = row
+         depth, parent, score, reason, frontier_size, verdict, skipped) = row
+        self._count_defences(step, url, verdict or "", skipped)
         relevant = reward > 0  # as harvest.csv counts it
         counts = self.hosts.setdefault(host, [0, 0, 0])
         counts[0] += 1
@@ -316,16 +328,34 @@ class RunReader:
         self.frontier.append(frontier_size)
         self.latest.append(row)
 
+    def _count_defences(self, step: int, url: str, verdict: str, skipped: str | None) -> None:
+        def entry(kind: str) -> dict[str, Any]:
+            return self.defences.setdefault(kind, {"kind": kind, "pages": 0, "skipped": 0})
+
+        if verdict:
+            counts = entry(verdict_kind(verdict))
+            counts["pages"] += 1
+            counts.update(last_step=step, last_url=url, last_verdict=verdict)
+        try:
+            kept_out = json.loads(skipped) if skipped else []
+        except ValueError:
+            kept_out = []
+        for item in kept_out:
+            counts = entry(verdict_kind(str(item[1])))
+            counts["skipped"] += 1
+            counts.setdefault("last_step", step)
+            counts.setdefault("last_url", str(item[0]))
+
     @staticmethod
     def _latest_record(row: tuple) -> dict:
         (step, url, final_url, host, status, content_type, title, error, fetched_at, fetch_s, relevance, reward,
-         depth, parent, score, reason, frontier_size) = row
+         depth, parent, score, reason, frontier_size, verdict, _) = row
         problem = problem_kind(status, error)
         return {"step": step, "url": url, "final_url": final_url, "host": host, "status": status,
                 "content_type": content_type, "title": title, "error": error, "fetched_at": fetched_at,
                 "fetch_ms": round(fetch_s * 1000.0, 1), "relevance": relevance, "reward": reward, "depth": depth,
                 "parent": parent, "score": score, "reason": reason, "frontier_size": frontier_size,
-                "problem": problem[0] if problem else None}
+                "problem": problem[0] if problem else None, "verdict": verdict or ""}
 
     # -- the folder's other files ------------------------------------------------------------------------
     def config(self) -> dict:
@@ -473,6 +503,8 @@ class RunReader:
             last = self.fetched_at[-1] if n else None
             summary = self.summary_file() if not live else None
             problems = sorted(self.problems.values(), key=lambda p: (not p["error"], -p["count"], p["kind"]))
+            defences = sorted((dict(d) for d in self.defences.values()),
+                              key=lambda d: (-d["pages"] - d["skipped"], d["kind"]))
             return {
                 "kind": "crawl",
                 "folder": str(self.folder),
@@ -498,6 +530,8 @@ class RunReader:
                     "pages_per_s": round(self.pages_per_s(now if live else None), 2),
                     "errors": self.errors,
                     "error_rate": round(self.errors / n, 5) if n else 0.0,
+                    "caught": sum(d["pages"] for d in self.defences.values()),
+                    "kept_out": sum(d["skipped"] for d in self.defences.values()),
                     "first_fetch": first,
                     "last_fetch": last,
                     "crawl_s": round(last - first, 3) if n else 0.0,
@@ -505,6 +539,7 @@ class RunReader:
                 },
                 "series": self.series(),
                 "problems": problems,
+                "defences": defences,
                 "hosts": self.host_tables(),
                 "latest": [self._latest_record(row) for row in reversed(self.latest)],
                 "files": {name: (self.folder / name).exists() for name in (STATE_FILE, PAGES_FILE, HARVEST_FILE,

@@ -187,7 +187,7 @@ def _problems(snap: dict, link: Link) -> str:
     t = snap["totals"]
     problems = snap["problems"]
     if not problems:
-        return "<h2>Errors by kind</h2><p class=\"note\">no errors so far</p>"
+        return "<h2>Errors by kind</h2><p class=\"note\">no errors so far</p>" + _defences(snap, link)
     rows = []
     for p in problems:
         share = p["count"] / t["steps"] if t["steps"] else 0.0
@@ -198,7 +198,24 @@ def _problems(snap: dict, link: Link) -> str:
                      f"{share * 100:.1f}%", f'{example} <span class="url">{detail}</span>'])
     return ("<h2>Errors by kind</h2>" + table(["kind", "pages", "share", "latest"], rows, numeric=(1, 2))
             + f'<p class="note">{num(t["errors"])} errors: HTTP status &ge; 400, robots.txt, refused addresses '
-              "and URLs, timeouts and failed connections</p>")
+              "and URLs, timeouts and failed connections</p>" + _defences(snap, link))
+
+
+def _defences(snap: dict, link: Link) -> str:
+    """What the engine's defences caught: pages fetched and given no reward, URLs kept out of the frontier."""
+    caught = snap.get("defences") or []
+    if not caught:
+        return "<h2>Caught by the defences</h2><p class=\"note\">nothing so far</p>"
+    rows = []
+    for d in caught:
+        latest = _page_link(link, d["last_step"], f"step {d['last_step']}") if "last_step" in d else "–"
+        detail = escape((d.get("last_verdict") or d.get("last_url") or "")[:90])
+        rows.append([escape(d["kind"]), num(d["pages"]), num(d["skipped"]),
+                     f'{latest} <span class="url">{detail}</span>'])
+    return ("<h2>Caught by the defences</h2>" + table(["why", "pages", "URLs skipped", "latest"], rows,
+                                                     numeric=(1, 2))
+            + '<p class="note">pages: fetched, then given no reward and no links; URLs skipped: kept out of the '
+              "frontier, each listed in pages.jsonl with the step that skipped it</p>")
 
 
 def _host_rows(rows: list[dict], key: str) -> list[list[str]]:
@@ -235,6 +252,8 @@ def _latest(snap: dict, link: Link) -> str:
                                                                                           p["status"] >= 400)
                   else str(p["status"]))
         problem = f'<div class="url err">{escape(p["error"][:120])}</div>' if p["error"] else ""
+        if p.get("verdict"):
+            problem += f'<div class="url err">{escape(p["verdict"][:120])}</div>'
         rows.append([
             num(p["step"]), clock(p["fetched_at"]),
             f'<div class="title">{_page_link(link, p["step"], title)}</div>'

@@ -3,7 +3,9 @@
 The same ``CrawlEngine`` serves the offline benchmark (``run``, synchronous) and the real web (an async
 driver calls ``next_selection`` for as many requests as it keeps in flight and ``record`` as they
 complete). It owns everything that must be identical across strategies for a comparison to be fair: the
-closure (never fetch a URL twice), URL normalisation, the per-domain cap, the budget and the event stream.
+closure (never fetch a URL twice), URL normalisation, the per-domain cap, the budget and the event stream, and
+the defences against the messy web (``focuscrawl.engine.defences``: tracking and session parameters, copies,
+soft 404s, failing hosts, trap patterns), so that every strategy meets the same web through them.
 
 In a distributed crawl each shard's engine owns a partition of the hosts (``owns``): links to other hosts
 do not enter its frontier but wait in ``outgoing`` for the shard to send them to their owner, and links
@@ -20,10 +22,18 @@ import io
 import pickle
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from focuscrawl.engine.caps import DomainCap
+from focuscrawl.engine.defences import (
+    HOST_FAILING,
+    PROBE,
+    TRAP_PATTERN,
+    Defences,
+    duplicate_of,
+    url_patterns,
+)
 from focuscrawl.engine.scope import Scope
 from focuscrawl.policy import CrawlContext, Policy, adopt
 from focuscrawl.types import (
@@ -55,7 +65,7 @@ class CrawlStats:
 # The engine attributes that are crawl state (``snapshot`` writes exactly these, with the policy); everything
 # else is wiring or settings of this process (classifier, sinks, judge, budget: a resume may raise it).
 _STATE = ("stats", "fetched", "parent", "depth", "fetches_per_host", "pending_per_host", "capped_hosts",
-          "frontier_size", "_limit", "_in_flight", "_in_flight_per_host")
+          "frontier_size", "_limit", "_in_flight", "_in_flight_per_host", "defences")
 
 
 class CrawlEngine:
@@ -73,6 +83,7 @@ class CrawlEngine:
         max_outlinks: int = 1000,
         scope: Scope | None = None,
         owns: Callable[[str], bool] | None = None,
+        defences: Defences | None = None,
     ):
         if budget <= 0:
             raise ValueError("budget must be positive")
@@ -84,6 +95,8 @@ class CrawlEngine:
         self.sinks = list(sinks)
         self.max_outlinks = max_outlinks
         self.scope = scope if scope is not None else Scope()
+        # the defences' state is crawl state (checkpointed); without them the engine is as it always was
+        self.defences = defences if defences is not None else Defences()
         self.stats = CrawlStats()
         self.fetched: set[str] = set()
         self.parent: dict[str, str | None] = {}
@@ -107,7 +120,7 @@ class CrawlEngine:
         """Normalise the seeds, register them as discovered and hand the context to the policy."""
         seeds = []
         for raw in context.seeds:
-            url = normalize_url(raw)
+            url = self._normalize(raw)
             if url is None:
                 raise ValueError(f"seed {raw!r} is not an http(s) URL")
             out_of_scope = self.scope.reason(url, 0)
@@ -136,26 +149,60 @@ class CrawlEngine:
         if self.done:
             return None
         started = time.perf_counter()
+        defences = self.defences
         try:
             while True:
-                selection = self.policy.select()
+                # the engine's own first: a soft-404 probe, a parked selection whose host's back-off is over
+                selection, earlier_s, released = self._engine_selection()
                 if selection is None:
-                    return None
+                    selection, earlier_s = self.policy.select(), 0.0
+                    if selection is None:
+                        # nothing else to fetch: a host still backing off is tried now rather than never
+                        selection, earlier_s, released = self._release_parked(anyway=True)
+                        if selection is None:
+                            return None
                 url = selection.url
                 host = domain_of(url)
+                probe = defences.soft_404 is not None and defences.soft_404.is_probe(url)
                 # Fetches in flight count against the cap: every fetch counts once recorded, whatever its
                 # status, so a host whose cap they would reach is as good as capped (concurrent crawls).
                 if (url in self.fetched or url in self._in_flight or host in self.capped_hosts
-                        or self.fetches_per_host[host] + self._in_flight_per_host[host] >= self._limit):
+                        or self.fetches_per_host[host] + self._in_flight_per_host[host] >= self._limit
+                        or (not probe and defences.shut(url, host))):
                     self.stats.skipped_selections += 1
                     continue
-                if url not in self.parent:
+                if (defences.hosts is not None and not probe and not released
+                        and defences.hosts.waiting(host, self.stats.steps)):
+                    defences.hosts.park(host, selection, earlier_s + time.perf_counter() - started)
+                    continue
+                if url not in self.parent and not probe:
                     self._discover(url, None, host)
-                self._in_flight[url] = (selection, time.perf_counter() - started)
+                self._in_flight[url] = (selection, earlier_s + time.perf_counter() - started)
                 self._in_flight_per_host[host] += 1
                 return selection
         finally:
             self.stats.decision_s += time.perf_counter() - started
+
+    def _engine_selection(self) -> tuple[Selection | None, float, bool]:
+        """A selection of the engine's own, if one is due: (selection, select seconds it took before, released)."""
+        soft = self.defences.soft_404
+        while soft is not None and soft.queued:
+            url = soft.queued.popleft()
+            host = domain_of(url)
+            if (url in self.fetched or url in self._in_flight or url in self.parent or host in self.capped_hosts
+                    or not self.scope.allows(url, 0) or (self.owns is not None and not self.owns(url))):
+                soft.probe_host.pop(url, None)  # cannot be asked: the host stays unprobed
+                continue
+            return Selection(url, None, f"not the strategy's: a path {host} cannot have, to learn whether it "
+                                        "answers missing pages with a page (a soft 404)"), 0.0, False
+        if self.defences.hosts is not None and self.defences.hosts.parked:
+            return self._release_parked()
+        return None, 0.0, False
+
+    def _release_parked(self, anyway: bool = False) -> tuple[Selection | None, float, bool]:
+        hosts = self.defences.hosts
+        item = hosts.release(self.stats.steps, anyway) if hosts is not None else None
+        return (None, 0.0, False) if item is None else (item[0], item[1], True)
 
     def record(self, url: str, page: Page, fetch_s: float = 0.0) -> StepEvent:
         """Account for the fetch of ``url``, a URL of ``next_selection``: closure, caps, reward, observation, event.
@@ -171,47 +218,91 @@ class CrawlEngine:
         self.stats.steps += 1
         self.stats.fetch_s += fetch_s
         self._mark_fetched(url, host)
+        defences = self.defences
+        probe = defences.soft_404 is not None and defences.soft_404.is_probe(url)
 
         final_url = url
         if page.final_url and page.final_url != url:
-            final_url = normalize_url(page.final_url) or url
+            final_url = self._normalize(page.final_url) or url
         duplicate = False
+        joined: list[str] = []  # URLs this fetch adds to the closure besides its own: a redirect's target, a canonical
         if final_url != url:
             duplicate = final_url in self.fetched
             if not duplicate:
                 # A redirect's target joins the closure; the fetch was counted once, against the host asked.
                 self._mark_fetched(final_url, domain_of(final_url), counts=False)
+                joined.append(final_url)
+        # Why the page gives no reward and no links, if it does not: a redirect to a fetched page (as always), or
+        # a defence's verdict, whose page the policy sees empty (no new evidence).
+        verdict = duplicate_of(final_url) if duplicate else ""
+        skipped: list[tuple[str, str]] = []
+        runs = None  # the page's text as the defences read it (shingle hashes), once for all of them
+        if probe:
+            verdict = PROBE
+            defences.probe_answered(url, page)
+        elif not duplicate and page.ok and defences.reads_text and (page.text or page.title):
+            runs = defences.read(page)
+        if runs is not None and defences.texts is not None:
+            canonical = self._canonical(page, url, final_url)
+            verdict = defences.copy_verdict(url, final_url, host, page, runs, canonical, self.fetched)
+            if (canonical is not None and not verdict and defences.canonical is not None
+                    and canonical not in self.fetched and canonical not in self._in_flight):
+                # as a redirect's target: the page is that URL's document, which need not be fetched again
+                self._mark_fetched(canonical, domain_of(canonical), counts=False)
+                joined.append(canonical)
+        hidden = bool(verdict) and not duplicate
 
         relevance = 0.0
-        if page.ok and not duplicate and (page.text or page.title):
+        if page.ok and not verdict and (page.text or page.title):
             text = f"{page.title}\n{page.text}"
             if getattr(self.classifier, "learns_online", False):  # an OnlineRelevanceModel
                 relevance = float(self.classifier.predict_page(text))
                 self.classifier.learn_one(text)  # a self-training model learns from every page it scores
             else:
                 relevance = float(self.classifier.predict_proba([text])[0])
-        reward = 1.0 if relevance >= REWARD_THRESHOLD else 0.0
         # a redirect that left the scope (another domain, an excluded path) is fetched, but not followed further
-        followed = not duplicate and self.scope.allows(final_url, self.depth.get(url, 0))
+        followed = not verdict and self.scope.allows(final_url, self.depth.get(url, 0))
+        candidates = self._candidates(url, page) if followed else []
+        traps = defences.traps
+        if traps is not None and not probe and page.ok:
+            fresh = self._fresh(candidates, self.depth.get(url, 0) + 1)  # lazily: the first way out decides
+            new = not verdict and traps.yields_new(url, fresh, relevance >= REWARD_THRESHOLD, runs)
+            if runs is not None:
+                traps.remember(runs)
+            closed = traps.record(url, new)
+            if closed:
+                self._close_patterns(closed, skipped)
+                if not verdict:  # the fetch that showed the pattern yields nothing new: no reward, no links
+                    verdict, hidden, relevance, candidates = TRAP_PATTERN, True, 0.0, []
+        if defences.hosts is not None and defences.hosts.record(host, page, step):
+            verdict, hidden = verdict or HOST_FAILING, True
+            self._close_host(host, skipped)
+        reward = 1.0 if relevance >= REWARD_THRESHOLD else 0.0
         foreign: list[tuple[str, str]] = []
-        links = self._new_links(url, page, foreign) if followed else []
-        # a redirect into another shard's hosts: that shard must learn the target is fetched, or it fetches it again
-        fetched_elsewhere = [final_url] if (final_url != url and not duplicate and self.owns is not None
-                                            and not self.owns(final_url)) else []
+        links = self._new_links(url, candidates, foreign, skipped) if candidates else []
+        # a redirect (or canonical) into another shard's hosts: that shard must learn the target is fetched, or it
+        # fetches it again
+        fetched_elsewhere = [u for u in joined if self.owns is not None and not self.owns(u)]
         if foreign or fetched_elsewhere:
             sent = Page(url=page.url, final_url=page.final_url, status=page.status, content_type=page.content_type,
                         title=page.title, text=page.text, outlinks=list(page.outlinks))
             self.outgoing.append(ForeignLinks(url, sent, relevance, reward, self.depth.get(url, 0), foreign,
                                               fetched_elsewhere))
 
-        started = time.perf_counter()
-        self.policy.observe(Observation(step, selection, page, relevance, reward, links))
-        observe_s = time.perf_counter() - started
-        self.stats.decision_s += observe_s
+        observe_s = 0.0
+        if not probe:  # the engine's own fetch: no selection of the policy's to answer
+            shown = page
+            if hidden:
+                shown = Page(url=page.url, final_url=page.final_url, status=page.status,
+                             content_type=page.content_type, error=page.error)
+            started = time.perf_counter()
+            self.policy.observe(Observation(step, selection, shown, relevance, reward, links))
+            observe_s = time.perf_counter() - started
+            self.stats.decision_s += observe_s
 
         relevant = None
         if self.judge is not None:
-            relevant = bool(page.ok and not duplicate and self.judge(final_url))
+            relevant = bool(page.ok and not verdict and self.judge(final_url))
             if relevant:
                 self.stats.relevant += 1
                 self.stats.relevant_hosts.add(domain_of(final_url))
@@ -230,6 +321,8 @@ class CrawlEngine:
             depth=self.depth.get(url, 0),
             score=selection.score,
             reason=selection.reason,
+            verdict=verdict,
+            skipped=tuple(skipped),
         )
         for sink in self.sinks:
             sink(event)
@@ -268,7 +361,7 @@ class CrawlEngine:
                 continue
             seen.add(url)
             host = domain_of(url)
-            if host in self.capped_hosts:
+            if host in self.capped_hosts or self.defences.shut(url, host):
                 continue
             new = url not in self.parent
             if new and not self.scope.allows(url, foreign.depth + 1):
@@ -322,6 +415,17 @@ class CrawlEngine:
         return [context.topic, *classifiers, self.judge]
 
     # -- bookkeeping ---------------------------------------------------------------------------
+    def _normalize(self, url: str) -> str | None:
+        """``normalize_url``, then the URL hygiene of the defences when it is on."""
+        return self.defences.url(normalize_url(url))
+
+    def _canonical(self, page: Page, url: str, final_url: str) -> str | None:
+        """The page's rel=canonical URL as the crawl keeps it, when it names another URL than the page's."""
+        if page.canonical is None:
+            return None
+        canonical = self._normalize(page.canonical)
+        return None if canonical in (None, url, final_url) else canonical
+
     def _discover(self, url: str, parent: str | None, host: str) -> None:
         self.parent[url] = parent
         self.depth[url] = 0 if parent is None else self.depth.get(parent, 0) + 1
@@ -334,7 +438,8 @@ class CrawlEngine:
         if url in self.fetched:
             return
         self.fetched.add(url)
-        if url in self.parent and host not in self.capped_hosts and self.pending_per_host[host] > 0:
+        if (url in self.parent and host not in self.capped_hosts and self.pending_per_host[host] > 0
+                and url not in self.defences.skipped):
             self.pending_per_host[host] -= 1
             self.frontier_size -= 1
         if counts:
@@ -347,7 +452,35 @@ class CrawlEngine:
             return
         self.capped_hosts.add(host)
         self.frontier_size -= self.pending_per_host.pop(host, 0)
+        if self.defences.hosts is not None:
+            self.defences.hosts.drop_parked(host)  # a parked selection is dropped as a capped host's selections are
         self.policy.on_host_capped(host)
+
+    def _pending(self, keep: Callable[[str], bool]) -> list[str]:
+        """Discovered URLs not fetched, not in flight, not skipped before, on open hosts, for which ``keep`` holds."""
+        skipped, fetched, in_flight, capped = self.defences.skipped, self.fetched, self._in_flight, self.capped_hosts
+        return [url for url in self.parent if url not in fetched and url not in skipped and url not in in_flight
+                and keep(url) and domain_of(url) not in capped]
+
+    def _close_host(self, host: str, skipped: list[tuple[str, str]]) -> None:
+        """A failing host is closed as a capped one is; its pending and parked URLs are listed as skipped."""
+        hosts = self.defences.hosts
+        assert hosts is not None
+        parked = [selection.url for selection, _ in hosts.parked.get(host, ())]
+        pending = self._pending(lambda url: domain_of(url) == host)
+        skipped.extend((url, HOST_FAILING) for url in dict.fromkeys(pending + parked))
+        self._cap_host(host)
+
+    def _close_patterns(self, patterns: list[str], skipped: list[tuple[str, str]]) -> None:
+        """Trap patterns lost their allowance: their pending URLs leave the frontier, listed as skipped."""
+        closed = set(patterns)
+        for url in self._pending(lambda url: not closed.isdisjoint(url_patterns(url))):
+            self.defences.skipped.add(url)
+            host = domain_of(url)
+            if self.pending_per_host[host] > 0:
+                self.pending_per_host[host] -= 1
+                self.frontier_size -= 1
+            skipped.append((url, TRAP_PATTERN))
 
     def _update_cap(self, next_step: int) -> None:
         limit = self.cap.limit(next_step, self.budget)
@@ -357,23 +490,47 @@ class CrawlEngine:
                 if count >= limit:
                     self._cap_host(host)
 
-    def _new_links(self, parent: str, page: Page, foreign: list[tuple[str, str]]) -> list[Outlink]:
-        """The page's outlinks for the policy; those to hosts another shard owns go to ``foreign`` instead."""
-        links: list[Outlink] = []
+    def _candidates(self, parent: str, page: Page) -> list[tuple[str, str]]:
+        """The page's outlinks as the crawl keeps URLs, once each, without fetched ones: (URL, anchor)."""
+        out: list[tuple[str, str]] = []
         seen: set[str] = set()
-        depth = self.depth.get(parent, 0) + 1
         for link in page.outlinks:
-            url = normalize_url(link.url)
+            url = self._normalize(link.url)
             if url is None or url in seen or url in self.fetched or url == parent:
                 continue
             seen.add(url)
+            out.append((url, link.anchor))
+        return out
+
+    def _fresh(self, candidates: list[tuple[str, str]], depth: int) -> Iterator[str]:
+        """The candidates that would enter the frontier as URLs never discovered before."""
+        for url, _ in candidates:
+            if url in self.parent or (self.owns is not None and not self.owns(url)):
+                continue
+            host = domain_of(url)
+            if host not in self.capped_hosts and not self.defences.shut(url, host) and self.scope.allows(url, depth):
+                yield url
+
+    def _new_links(self, parent: str, candidates: list[tuple[str, str]], foreign: list[tuple[str, str]],
+                   skipped: list[tuple[str, str]]) -> list[Outlink]:
+        """The page's outlinks for the policy; those to hosts another shard owns go to ``foreign`` instead, those
+        the defences keep out to ``skipped``."""
+        links: list[Outlink] = []
+        depth = self.depth.get(parent, 0) + 1
+        for url, anchor in candidates:
             if self.owns is not None and not self.owns(url):
                 if self.scope.allows(url, depth):
-                    foreign.append((url, link.anchor))  # its owner filters and caps it
+                    foreign.append((url, anchor))  # its owner filters and caps it
                     if len(links) + len(foreign) >= self.max_outlinks:
                         break
                 continue
             host = domain_of(url)
+            shut = self.defences.shut(url, host)
+            if shut:
+                if url not in self.defences.skipped:  # listed once, where it was first kept out
+                    self.defences.skipped.add(url)
+                    skipped.append((url, shut))
+                continue
             if host in self.capped_hosts:
                 continue
             new = url not in self.parent
@@ -381,7 +538,7 @@ class CrawlEngine:
                 continue  # out of scope: never in the frontier, never a step
             if new:
                 self._discover(url, parent, host)
-            links.append(Outlink(url, link.anchor, host, new))
+            links.append(Outlink(url, anchor, host, new))
             if len(links) + len(foreign) >= self.max_outlinks:
                 break
         return links

@@ -136,7 +136,10 @@ def repair_run_folder(folder: str | Path) -> RepairReport:
             db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", tables["meta"])
             db.executemany("INSERT INTO ops VALUES (?, ?, ?)", ops)
             if kept:
-                db.executemany(f"INSERT INTO steps VALUES ({','.join('?' * len(steps[0]))})", steps[:kept])
+                # by position: a store older than a column lacks only the last ones, which keep their defaults
+                columns = [row[1] for row in db.execute("PRAGMA table_info(steps)")][:len(steps[0])]
+                db.executemany(f"INSERT INTO steps ({', '.join(columns)}) VALUES ({','.join('?' * len(columns))})",
+                               steps[:kept])
             db.executemany("INSERT INTO checkpoints VALUES (?, ?, ?, ?)", checkpoints)
             db.executemany("INSERT INTO inbox VALUES (?, ?)", tables["inbox"])
             db.executemany("INSERT INTO outbox VALUES (?, ?, ?)", tables["outbox"])

@@ -19,7 +19,7 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from focuscrawl.types import Link, Page
@@ -50,7 +50,11 @@ CREATE TABLE IF NOT EXISTS steps (
     score REAL,                  -- the policy's score of its selection, and why it chose it
     reason TEXT NOT NULL,
     frontier_size INTEGER NOT NULL,
-    warc_end INTEGER             -- size of the WARC file once this step's records were written
+    warc_end INTEGER,            -- size of the WARC file once this step's records were written
+    -- the engine's defences: why the page gave no reward ('duplicate of URL', 'soft 404', ...; '' if it did), and
+    -- the URLs they kept out of the frontier at this step, JSON [[url, why], ...] (_COLUMNS_ADDED: later columns)
+    verdict TEXT NOT NULL DEFAULT '',
+    skipped TEXT NOT NULL DEFAULT '[]'
 );
 CREATE TABLE IF NOT EXISTS checkpoints (seq INTEGER PRIMARY KEY, step INTEGER NOT NULL, created REAL NOT NULL,
                                         blob BLOB NOT NULL);
@@ -62,6 +66,9 @@ CREATE TABLE IF NOT EXISTS inbox (id TEXT PRIMARY KEY, blob BLOB NOT NULL);
 """
 
 KEEP_CHECKPOINTS = 2
+# Columns added to ``steps`` since the store format's version: a store without them gets them (their default for
+# the steps it holds, made before them), so run folders of the same format resume. (name, declaration)
+_COLUMNS_ADDED = (("verdict", "TEXT NOT NULL DEFAULT ''"), ("skipped", "TEXT NOT NULL DEFAULT '[]'"))
 
 
 @dataclass(slots=True)
@@ -88,6 +95,8 @@ class StepRecord:
     frontier_size: int
     reason: str = ""
     warc_end: int | None = None
+    verdict: str = ""
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
     def page(self) -> Page:
         return Page(url=self.url, final_url=self.final_url, status=self.status, content_type=self.content_type,
@@ -101,22 +110,23 @@ class StepRecord:
             "content_type": self.content_type, "title": self.title, "text": self.text,
             "relevance": round(self.relevance, 6), "reward": self.reward, "depth": self.depth,
             "parent": self.parent, "strategy": strategy, "score": self.score, "reason": self.reason,
-            "error": self.error, "outlinks": len(self.outlinks),
+            "error": self.error, "outlinks": len(self.outlinks), "verdict": self.verdict,
+            "skipped": [[url, why] for url, why in self.skipped],
         }
 
 
 _STEP_COLUMNS = ("step, url, final_url, host, status, content_type, title, error, body, fetched_at, fetch_s, "
-                 "relevance, reward, depth, parent, score, frontier_size, reason, warc_end")
+                 "relevance, reward, depth, parent, score, frontier_size, reason, warc_end, verdict, skipped")
 
 
 def _row_to_step(row: tuple) -> StepRecord:
     (step, url, final_url, host, status, content_type, title, error, body, fetched_at, fetch_s, relevance,
-     reward, depth, parent, score, frontier_size, reason, warc_end) = row
+     reward, depth, parent, score, frontier_size, reason, warc_end, verdict, skipped) = row
     payload = json.loads(zlib.decompress(body))
     links = [Link(u, a) for u, a in payload["outlinks"]]
     return StepRecord(step, url, final_url, host, status, content_type, title, error, payload["text"], links,
                       fetched_at, fetch_s, relevance, reward, depth, parent, score, frontier_size, reason,
-                      warc_end)
+                      warc_end, verdict, [(u, why) for u, why in json.loads(skipped)])
 
 
 class StoreVersionError(RuntimeError):
@@ -145,6 +155,7 @@ class StateStore:
             # only a power cut can lose the last commits, and the derived files are repaired to match then too.
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(SCHEMA)
+            self._add_columns()
             version = self.get_meta("schema_version")
         except sqlite3.DatabaseError as exc:
             self.db.close()
@@ -158,6 +169,12 @@ class StateStore:
 
     def close(self) -> None:
         self.db.close()
+
+    def _add_columns(self) -> None:
+        have = {row[1] for row in self.db.execute("PRAGMA table_info(steps)")}
+        for name, declaration in _COLUMNS_ADDED:
+            if name not in have:
+                self.db.execute(f"ALTER TABLE steps ADD COLUMN {name} {declaration}")
 
     # -- meta ------------------------------------------------------------------------------------
     def get_meta(self, key: str, default=None):
@@ -196,11 +213,11 @@ class StateStore:
             cursor = self.db.execute("INSERT INTO ops (kind, url) VALUES ('R', ?)", (record.url,))
             seq = cursor.lastrowid
             self.db.execute(
-                f"INSERT INTO steps ({_STEP_COLUMNS}) VALUES ({','.join('?' * 19)})",
+                f"INSERT INTO steps ({_STEP_COLUMNS}) VALUES ({','.join('?' * 21)})",
                 (record.step, record.url, record.final_url, record.host, record.status, record.content_type,
                  record.title, record.error, body, record.fetched_at, record.fetch_s, record.relevance,
                  record.reward, record.depth, record.parent, record.score, record.frontier_size, record.reason,
-                 record.warc_end),
+                 record.warc_end, record.verdict, json.dumps(record.skipped)),
             )
             if checkpoint is not None:
                 self.db.execute("INSERT INTO checkpoints VALUES (?, ?, ?, ?)",

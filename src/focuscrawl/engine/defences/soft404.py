@@ -1,0 +1,85 @@
+"""Soft 404s: hosts that answer 200 with a "page not found" page for addresses they do not have.
+
+As archival crawlers do (Bar-Yossef et al., "Sic transit gloria telae", WWW 2004), a host is probed with a
+random path it cannot have: if the answer is 200, its text is the host's not-found page, and a later page of
+the host whose text is a near-copy of it is a soft 404. The probe is a fetch, so it is a crawl step like any
+other (recorded as ``soft-404 probe``, never shown to the policy), and it is spent only on a host that gives
+cause: a page whose title, or a short text's opening, reads like an error page. (A host that serves one page,
+its home page say, for any address needs no probe: the second such page is a near-duplicate of the first.)
+Error pages echo the address asked for, so texts are compared without the words of their own URL's path.
+
+Deterministic: the probe's path comes from the crawl's seed and the host name, so a resumed crawl probes the
+same URL at the same point.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import string
+from collections import deque
+from typing import Annotated
+from urllib.parse import urlsplit
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+_ERROR_PAGE = re.compile(
+    r"\b(?:404|not found|page (?:you requested |you are looking for )?(?:cannot|could not|can't|was not) be found"
+    r"|(?:no longer|does not|doesn't) exist|page unavailable|error 404)\b", re.IGNORECASE)
+
+
+_SHORT_TEXT = 1000  # characters: a not-found page says little more than that it found nothing
+
+
+class Soft404Settings(BaseModel):
+    """Probe a host that gives cause with a random path; its pages that read like the answer are "soft 404"."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = True
+    threshold: Annotated[float, Field(gt=0, le=1)] = Field(
+        0.7, description="estimated Jaccard similarity to the probe's text (both without their URL's words) at "
+                         "which a page is the host's not-found page")
+
+
+def looks_like_error_page(title: str, text: str) -> bool:
+    """The title says the page was not found, or the opening of a short text does (an article may well say near
+    its start that something "does not exist": on Wikispeedia one did)."""
+    if _ERROR_PAGE.search(title):
+        return True
+    return len(text) < _SHORT_TEXT and bool(_ERROR_PAGE.search(text[:300]))
+
+
+class Soft404:
+    """Probes asked for and in flight, and each probed host's not-found page signature (None: it answers 404)."""
+
+    def __init__(self, settings: Soft404Settings, seed: int):
+        self.settings = settings
+        self.seed = seed
+        self.queued: deque[str] = deque()      # probe URLs to fetch next
+        self.probe_host: dict[str, str] = {}   # probe URL -> host (domain_of), from asked until answered
+        self.probed: set[str] = set()          # hosts asked about (probe queued or answered)
+        self.not_found: dict[str, np.ndarray | None] = {}  # host -> its not-found page's signature, None if none
+
+    def probe_url(self, url: str) -> str:
+        """A path the host of ``url`` cannot have, fixed by the crawl's seed and the host name."""
+        parts = urlsplit(url)
+        rng = random.Random(f"{self.seed}:soft-404:{parts.netloc}")
+        token = "".join(rng.choice(string.ascii_lowercase + string.digits) for _ in range(24))
+        return f"{parts.scheme}://{parts.netloc}/{token}"
+
+    def ask(self, host: str, probe: str) -> None:
+        """Queue ``probe`` for ``host`` (once per host)."""
+        if host not in self.probed:
+            self.probed.add(host)
+            self.queued.append(probe)
+            self.probe_host[probe] = host
+
+    def is_probe(self, url: str) -> bool:
+        return url in self.probe_host
+
+    def answered(self, url: str, signature: np.ndarray | None, ok: bool) -> None:
+        """The probe came back: a 2xx answer with a text makes its host a soft-404 host."""
+        host = self.probe_host.pop(url)
+        self.not_found[host] = signature if ok else None
