@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from focuscrawl.cli.main import app
-from focuscrawl.topic import extras
+from focuscrawl import extras
 
 
 @pytest.fixture()

@@ -138,6 +138,13 @@ class CrawlConfig(RunSettings):
             raise ValueError(f"unknown fetch setting ({exc})") from None
         return value
 
+    @model_validator(mode="after")
+    def _render_over_http(self) -> CrawlConfig:
+        if self.web and self.fetch.get("render", "never") != "never":
+            raise ValueError("fetch.render runs pages' scripts, which only a crawl over HTTP meets: an offline web "
+                             "(--web) serves none; serve it (focuscrawl web serve --map) and crawl with --hosts-map")
+        return self
+
     # What makes two runs the same crawl: changing any of these on resume would make the replay diverge.
     IDENTITY_FIELDS: ClassVar[tuple[str, ...]] = ("seeds", "topic", "strategy", "options", "seed", "max_per_domain",
                                         "max_outlinks", "reward_model", "scope", "defences")

@@ -14,7 +14,7 @@ from warcio.exceptions import ArchiveLoadFailed
 from focuscrawl.bench.protocol import TopicError
 from focuscrawl.crawl import ResumeError
 from focuscrawl.storage.state import StoreDamagedError, StoreVersionError
-from focuscrawl.topic.extras import MissingExtra
+from focuscrawl.extras import MissingExtra
 from focuscrawl.web.store import WebFormatError
 
 console = Console(stderr=True)

@@ -1,7 +1,8 @@
 """What a crawl reads before it starts, checked in one place and cheaply, before anything is written or trained.
 
 ``read_inputs`` is the first thing both crawlers do: the topic directory and its files, the seeds, the
-strategy and its options (``StrategyPlan``), the offline web of ``--web`` and the hosts map of ``--hosts-map``.
+strategy and its options (``StrategyPlan``), the offline web of ``--web``, the hosts map of ``--hosts-map`` and, for
+``--render``, the browser.
 A mistake in any of them is one clear error in a second, not after the classifier was trained or the word
 vectors were built (minutes on a fresh machine), and it leaves no run folder behind.
 """
@@ -20,6 +21,7 @@ from focuscrawl.topic.topic_dir import load_topic_dir
 from focuscrawl.types import TopicInputs
 from focuscrawl.web import resolve_web_dir
 from focuscrawl.web.http import FetchConfig, HttpFetcher
+from focuscrawl.web.render import check_renderer
 from focuscrawl.web.store import OfflineWeb
 
 
@@ -45,6 +47,8 @@ def read_inputs(config: CrawlConfig) -> CrawlInputs:
         raise ValueError("no seeds: give --seeds FILE or put seeds.txt in the topic directory")
     if config.web:
         OfflineWeb(resolve_web_dir(config.web)).close()  # a directory that is not an offline web says so here
+    if config.fetch.get("render", "never") != "never":
+        check_renderer(config.fetch.get("render_browser"))  # the render extra and a Chromium, or one line
     hosts = read_hosts_map(Path(config.hosts_map)) if config.hosts_map is not None else None
     return CrawlInputs(topic, seeds, strategy, hosts)
 

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from focuscrawl.topic.extras import require
+from focuscrawl.extras import require
 from focuscrawl.topic.text import STOPWORDS, words
 
 VECTORS_VERSION = "minilm-l6-m2v-128-v1"

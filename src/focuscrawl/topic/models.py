@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from focuscrawl.topic.extras import require
+from focuscrawl.extras import require
 from focuscrawl.topic.relevance import TfidfRelevanceModel
 from focuscrawl.topic.zeroshot import keyword_model
 from focuscrawl.types import RelevanceModel, TopicInputs

@@ -13,6 +13,10 @@ flight at once without any of them breaking a host's schedule.
 
 ``fetch`` never raises for network or HTTP trouble: a refused, unreachable or broken URL is a Page
 with status 0 and an ``error``, because on the real web that is an ordinary outcome of a crawl step.
+
+With ``render`` = ``auto`` or ``always`` an HTML page's scripts are run too (``focuscrawl.web.render``): the
+browser gets the body already fetched and sends no request, so rendering never touches the politeness
+schedule; the links only the scripts wrote follow the page's own.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import aiohttp
 from yarl import URL
 
 from focuscrawl import __version__
-from focuscrawl.types import Page
+from focuscrawl.types import Link, Page
 from focuscrawl.urls import MAX_URL_LENGTH, normalize_url
 from focuscrawl.web.domains import registered_domain
 from focuscrawl.web.html import (
@@ -37,6 +41,14 @@ from focuscrawl.web.html import (
     decode_html,
     looks_like_html,
     parse_html,
+)
+from focuscrawl.web.render import (
+    RENDER_MODES,
+    RenderError,
+    Renderer,
+    RenderStats,
+    merge_rendered,
+    needs_rendering,
 )
 from focuscrawl.web.robots import RobotsCache
 from focuscrawl.web.safety import (
@@ -87,10 +99,20 @@ class FetchConfig:
     resolve_overrides: dict[str, str] = field(default_factory=dict)  # host -> "ip[:port]", fetched over http
     dns_ttl: float = 300.0
     keep_html: bool = True  # Page.html holds the decoded document (for WARC writing)
+    # Run HTML pages' scripts (web/render.py, the render extra): "never", "auto" (the pages needs_rendering picks:
+    # an inline script writes links) or "always". Page.html stays the document the server sent.
+    render: str = "never"
+    render_timeout: float = 10.0  # seconds one render may take; a page that takes longer keeps its HTML's links
+    render_concurrency: int = 2  # renders at once: each keeps a core busy
+    render_browser: str | None = None  # the Chromium executable (None: chromium on PATH)
 
     def __post_init__(self) -> None:
         if self.politeness not in ("host", "domain"):
             raise ValueError(f"politeness must be 'host' or 'domain', not {self.politeness!r}")
+        if self.render not in RENDER_MODES:
+            raise ValueError(f"render must be one of {', '.join(RENDER_MODES)}, not {self.render!r}")
+        if self.render_timeout <= 0 or self.render_concurrency < 1:
+            raise ValueError("render_timeout must be positive and render_concurrency at least 1")
         if self.content_types is not None:
             self.content_types = tuple(t.strip().lower() for t in self.content_types)
 
@@ -156,6 +178,9 @@ class HttpFetcher:
         self._global = asyncio.Semaphore(config.max_concurrency)
         self._session: aiohttp.ClientSession | None = None
         self.requests = 0
+        self.renderer = None if config.render == "never" else Renderer(
+            config.render_browser, timeout=config.render_timeout, concurrency=config.render_concurrency)
+        self.render_stats = self.renderer.stats if self.renderer is not None else RenderStats()
 
     # -- lifecycle -------------------------------------------------------------------------------
     def _client(self) -> aiohttp.ClientSession:
@@ -181,6 +206,8 @@ class HttpFetcher:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        if self.renderer is not None:
+            await self.renderer.aclose()
 
     async def __aenter__(self) -> HttpFetcher:
         return self
@@ -241,7 +268,10 @@ class HttpFetcher:
                 current = target
                 retries = 0
                 continue
-            return self._result(url, current, response, redirects, started)
+            result = self._result(url, current, response, redirects, started)
+            if self.renderer is not None and response.is_html and result.page.ok and not result.page.error:
+                await self._render(result)
+            return result
 
     # -- building the Page -----------------------------------------------------------------------
     def _result(self, url: str, final: str, response: _Response, redirects: list[str], started: float) -> FetchResult:
@@ -256,9 +286,7 @@ class HttpFetcher:
                 title, text, links = "", "", []
                 page.error = f"unparseable HTML: {type(exc).__name__}"
             page.title, page.text = title, text
-            # parse_html's links are normalised (http(s), bounded length): only traps remain to drop.
-            page.outlinks = [link for link in links if len(link.url) <= cfg.max_url_length and not is_trap_url(
-                link.url, max_segment_repeats=cfg.trap_max_segment_repeats, max_depth=cfg.trap_max_depth)]
+            page.outlinks = self._followable(links)
             if cfg.keep_html:
                 page.html = document
         elif 200 <= response.status < 300 and not page.error:
@@ -267,6 +295,37 @@ class HttpFetcher:
             page.error = f"body cut at {cfg.max_body_bytes} bytes"
         return FetchResult(page, response.headers, response.ip, redirects, response.body, response.truncated,
                            time.monotonic() - started)
+
+    def _followable(self, links: list[Link]) -> list[Link]:
+        # parse_html's links are normalised (http(s), bounded length): only traps remain to drop.
+        cfg = self.config
+        return [link for link in links if len(link.url) <= cfg.max_url_length and not is_trap_url(
+            link.url, max_segment_repeats=cfg.trap_max_segment_repeats, max_depth=cfg.trap_max_depth)]
+
+    async def _render(self, result: FetchResult) -> None:
+        """Run the page's scripts if ``render`` asks for it; its links (and text, if longer) join the page."""
+        cfg, page = self.config, result.page
+        document = page.html if page.html is not None else decode_html(
+            result.body, next((v for k, v in result.headers if k.lower() == "content-type"), None),
+            truncated=result.truncated)
+        if cfg.render == "auto" and needs_rendering(document) is None:
+            return
+        started = time.monotonic()
+        try:
+            dom = await self.renderer.render(page.final_url, document)  # counts renders, failures and their time
+        except RenderError:
+            return  # the page stays as its HTML reads
+        finally:
+            result.elapsed += time.monotonic() - started
+        try:
+            rendered = parse_html(dom, page.final_url, max_links=cfg.max_outlinks, main_text=cfg.main_text)
+        except Exception:  # noqa: BLE001 - a DOM the parser cannot take: the page stays as its HTML reads
+            return
+        before = len(page.outlinks)
+        page.title, page.text, links = merge_rendered((page.title, page.text, page.outlinks), rendered,
+                                                      max_links=cfg.max_outlinks)
+        page.outlinks = self._followable(links)
+        self.render_stats.links_added += len(page.outlinks) - before
 
     # -- one HTTP exchange, politely ---------------------------------------------------------------
     async def _address_refusal(self, url: str) -> str | None:

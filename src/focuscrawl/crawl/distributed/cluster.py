@@ -7,7 +7,7 @@ import os
 import socket
 from typing import Any
 
-from focuscrawl.topic.extras import MissingExtra
+from focuscrawl.extras import MissingExtra
 
 INSTALL_HINT = "pip install 'focuscrawl[distributed]'"
 
