@@ -14,9 +14,15 @@ BIRD_WORDS = "bird feather wing nest egg beak flight migration songbird plumage"
 OTHER_WORDS = "train railway station engine track locomotive carriage timetable signal freight"
 
 
+_SHORT = ("the", "of", "a", "and", "in")
+
+
 def _text(words: str, i: int) -> str:
+    """40 of the topic's words from the ``i``-th on, each after a short word, as written text has them (a page of
+    keywords alone reads as a link farm's: ``focuscrawl.engine.defences.farms``); the models drop the short ones
+    as stop words."""
     w = words.split()
-    return " ".join(w[(i + k) % len(w)] for k in range(40))
+    return " ".join(f"{_SHORT[k % len(_SHORT)]} {w[(i + k) % len(w)]}" for k in range(40))
 
 
 def build_tiny_web(directory: Path) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -193,6 +194,54 @@ def test_rel_canonical_names_the_original(tmp_path):
     home = {"http://a.test/article": "http://a.test/", "http://a.test/article?print=1": "http://a.test/"}
     events, _, _ = crawl(Wrapped(web, canonical=home), ["http://a.test/"], defences=only_canonical)
     assert [e.verdict for e in events] == [""] * 4
+
+
+# -- URL aliases learned from copies ---------------------------------------------------------------------------
+def test_url_rules_shown_by_copies_rewrite_the_urls_met_after_them():
+    from focuscrawl.engine.defences.aliases import UrlAliases, UrlAliasSettings, rule_of
+
+    assert rule_of("http://www.a.test/x", "https://a.test/x") == ("host", (("http", "www.a.test"), ("https", "a.test")))
+    assert rule_of("http://a.test/d/index.html", "http://a.test/d/") == ("tail", ("a.test", "/", "index.html", ""))
+    assert rule_of("http://a.test/x", "http://b.test/x") is None  # other sites: no alias
+    assert rule_of("http://a.test/x", "http://a.test/y") is None
+    aliases = UrlAliases(UrlAliasSettings(min_support=2))
+    assert not aliases.learn("http://a.test/d/index.html", "http://a.test/d/")  # one pair shows nothing yet
+    assert aliases.rewrite("http://a.test/e/index.html") == "http://a.test/e/index.html"
+    assert aliases.learn("http://a.test/e/index.html", "http://a.test/e/")
+    assert aliases.rewrite("http://a.test/f/index.html") == "http://a.test/f/"
+    assert aliases.rewrite("http://a.test/f/page.html") == "http://a.test/f/page.html"
+    assert aliases.rewrite("http://other.test/f/index.html") == "http://other.test/f/index.html"
+    for i in range(2):
+        aliases.learn(f"https://a.test/p{i}", f"http://a.test/p{i}")
+    assert aliases.rewrite("https://a.test/g/index.html") == "http://a.test/g/"
+    for i in range(3):  # the reverse of a rule in use is never learned: no loop
+        assert not aliases.learn(f"http://a.test/q{i}", f"https://a.test/q{i}")
+
+
+def _mirrored_web(directory: Path) -> Path:
+    """a.test's ten articles, each also answering under www.a.test; the hub links to both forms of each."""
+    with WebWriter(directory, {"name": "mirrored"}) as w:
+        w.add_page("http://a.test/", title="hub", text=page_text(OTHER_WORDS, 0), labels=["other"])
+        for i in range(1, 11):
+            for host in ("a.test", "www.a.test"):
+                w.add_page(f"http://{host}/p{i}", title=f"p{i}", text=page_text(BIRD_WORDS, i), labels=["birds"])
+            w.add_link("http://a.test/", f"http://a.test/p{i}", f"article {i}")
+            w.add_link("http://a.test/p1", f"http://www.a.test/p{i}", f"article {i} (mirror)")
+    return directory
+
+
+def test_a_mirror_costs_a_few_fetches_then_its_urls_are_the_originals(tmp_path):
+    web = OfflineWeb(_mirrored_web(tmp_path / "w"))
+    events, engine, _ = crawl(web, ["http://a.test/"], budget=40)
+    support = DefenceSettings().url_aliases.min_support
+    copies = [e for e in events if e.url.startswith("http://www.a.test/")]
+    assert len(copies) == support and all(e.verdict.startswith("duplicate of http://a.test/") for e in copies)
+    merged = [(url, why) for e in events for url, why in e.skipped]
+    assert {url for url, _ in merged} == {f"http://www.a.test/p{i}" for i in range(1, 11)} - {e.url for e in copies}
+    assert all(why == "duplicate of " + url.replace("www.", "") for url, why in merged)
+    assert len(events) == 11 + support
+    off, _, _ = crawl(web, ["http://a.test/"], budget=40, defences=DefenceSettings(url_aliases={"enabled": False}))
+    assert len(off) == 21, "without the rule every mirrored page costs a fetch"
 
 
 # -- failing hosts ---------------------------------------------------------------------------------------------
@@ -463,3 +512,43 @@ def test_on_a_messy_web_the_defences_spend_less_on_what_it_injected(tmp_path):
     assert spent["off"]["spent_mean"].get("session", 0) + spent["off"]["spent_mean"].get("tracking", 0) > 0
     assert spent["on"]["spent_mean"].get("session", 0) == spent["on"]["spent_mean"].get("tracking", 0) == 0
     assert spent["on"]["injected_share_mean"] < spent["off"]["injected_share_mean"]
+
+
+def test_a_link_farm_host_is_closed_after_a_few_pages_and_no_written_host_is(tmp_path):
+    """The messy-web generator's link farms (pages of stuffed topic words) on test_mess's small web: bfs enters each
+    farm, and the defences close it after ``min_pages`` of its pages, listing its pending URLs; no host of the clean
+    web, whose pages are written sentences, is closed."""
+    from test_mess import SMALL, build_web
+
+    from focuscrawl.engine.defences import LINK_FARM
+    from focuscrawl.web.mess import make_profile, mess_web
+
+    clean = build_web(tmp_path / "clean")
+    mess_web(clean, tmp_path / "messy", make_profile("default", SMALL), seed=3)
+    messy = OfflineWeb(tmp_path / "messy")
+    farm_hosts = {urlsplit(url).hostname for url, injected in messy.injected().items() if injected.kind == "farm"}
+    seeds = ["http://www.uni.test/dept/", "https://wiki.test/wp/Article_0.htm"]
+    fetched = {}
+    on = DefenceSettings(link_farms={"min_pages": 10})  # the small web's farms have 30 pages, not 1,500
+    for name, defences in (("on", on), ("off", OFF)):
+        events, _, _ = crawl(messy, seeds, budget=600, defences=defences)
+        fetched[name] = Counter(urlsplit(e.url).hostname for e in events)
+        if name == "on":
+            closing = [e for e in events if e.verdict == LINK_FARM]
+            assert {urlsplit(e.url).hostname for e in closing} == farm_hosts
+            min_pages = on.link_farms.min_pages
+            assert all(fetched["on"][host] <= min_pages + 2 for host in farm_hosts)  # + pages without enough words
+            assert any(why == LINK_FARM for e in closing for _, why in e.skipped)
+    assert all(fetched["off"][host] > fetched["on"][host] for host in farm_hosts)
+    messy.close()
+
+
+def test_short_word_share_reads_written_text_not_keywords_and_leaves_unspaced_scripts_alone():
+    from focuscrawl.engine.defences.farms import short_word_share
+
+    written = "The bird builds a nest in the tall grass and lays two eggs, which both of its parents keep warm. " * 3
+    stuffed = "bird nest migration songbird plumage feather beak flight wing egg " * 4
+    assert short_word_share(written, 30) >= 0.4
+    assert short_word_share(stuffed, 30) < DefenceSettings().link_farms.max_short_share
+    assert short_word_share("bird nest", 30) is None  # too short to judge
+    assert short_word_share("鸟类筑巢 " * 40, 30) is None  # no spaces between words: never judged

@@ -138,10 +138,11 @@ class StepEvent:
     policy's, from the step's ``Selection``.
 
     ``verdict`` is why the engine's defences (``focuscrawl.engine.defences``) gave the page no reward and no
-    links, or "" when they did not: ``duplicate of URL``, ``soft 404``, ``trap pattern``, ``host failing``, or
-    ``soft-404 probe`` for a fetch the engine made itself. ``skipped`` lists the URLs the defences kept out of
-    the frontier at this step, each with why (a closed trap pattern's or failing host's pending URLs and
-    links), so that nothing is dropped silently.
+    links, or "" when they did not: ``duplicate of URL``, ``soft 404``, ``trap pattern``, ``host failing``,
+    ``link farm``, or ``soft-404 probe`` for a fetch the engine made itself. ``skipped`` lists the URLs the
+    defences kept out of the frontier at this step, each with why (a closed trap pattern's, failing host's or
+    link farm's pending URLs and links; pending URLs a learned URL alias names as copies of others, ``duplicate
+    of URL``), so that nothing is dropped silently.
     """
 
     step: int

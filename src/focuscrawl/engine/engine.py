@@ -27,7 +27,9 @@ from dataclasses import dataclass, field
 
 from focuscrawl.engine.caps import DomainCap
 from focuscrawl.engine.defences import (
+    DUPLICATE,
     HOST_FAILING,
+    LINK_FARM,
     PROBE,
     TRAP_PATTERN,
     Defences,
@@ -251,6 +253,9 @@ class CrawlEngine:
                 self._mark_fetched(canonical, domain_of(canonical), counts=False)
                 joined.append(canonical)
         hidden = bool(verdict) and not duplicate
+        if (hidden and defences.aliases is not None and verdict.startswith(DUPLICATE)
+                and defences.aliases.learn(final_url, verdict[len(DUPLICATE):])):
+            self._merge_aliases(skipped)
 
         relevance = 0.0
         if page.ok and not verdict and (page.text or page.title):
@@ -276,7 +281,11 @@ class CrawlEngine:
                     verdict, hidden, relevance, candidates = TRAP_PATTERN, True, 0.0, []
         if defences.hosts is not None and defences.hosts.record(host, page, step):
             verdict, hidden = verdict or HOST_FAILING, True
-            self._close_host(host, skipped)
+            self._close_host(host, skipped, HOST_FAILING)
+        if (defences.farms is not None and not probe and page.ok and not verdict
+                and defences.farms.record(host, page.text)):
+            verdict, hidden, relevance, candidates = LINK_FARM, True, 0.0, []
+            self._close_host(host, skipped, LINK_FARM)
         reward = 1.0 if relevance >= REWARD_THRESHOLD else 0.0
         foreign: list[tuple[str, str]] = []
         links = self._new_links(url, candidates, foreign, skipped) if candidates else []
@@ -462,24 +471,38 @@ class CrawlEngine:
         return [url for url in self.parent if url not in fetched and url not in skipped and url not in in_flight
                 and keep(url) and domain_of(url) not in capped]
 
-    def _close_host(self, host: str, skipped: list[tuple[str, str]]) -> None:
-        """A failing host is closed as a capped one is; its pending and parked URLs are listed as skipped."""
+    def _close_host(self, host: str, skipped: list[tuple[str, str]], why: str) -> None:
+        """A failing host or a link farm is closed as a capped host is; its pending and parked URLs are listed as
+        skipped, with ``why``."""
         hosts = self.defences.hosts
-        assert hosts is not None
-        parked = [selection.url for selection, _ in hosts.parked.get(host, ())]
+        parked = [selection.url for selection, _ in hosts.parked.get(host, ())] if hosts is not None else []
         pending = self._pending(lambda url: domain_of(url) == host)
-        skipped.extend((url, HOST_FAILING) for url in dict.fromkeys(pending + parked))
+        skipped.extend((url, why) for url in dict.fromkeys(pending + parked))
         self._cap_host(host)
+
+    def _merge_aliases(self, skipped: list[tuple[str, str]]) -> None:
+        """A URL rule came into use: pending URLs it rewrites to a URL fetched, in flight or pending leave the
+        frontier, listed as duplicates of it."""
+        aliases = self.defences.aliases
+        assert aliases is not None
+        for url in self._pending(lambda url: aliases.rewrite(url) != url):
+            alias = aliases.rewrite(url)
+            if alias in self.parent or alias in self.fetched or alias in self._in_flight:
+                self._leave_frontier(url)
+                skipped.append((url, duplicate_of(alias)))
+
+    def _leave_frontier(self, url: str) -> None:
+        self.defences.skipped.add(url)
+        host = domain_of(url)
+        if self.pending_per_host[host] > 0:
+            self.pending_per_host[host] -= 1
+            self.frontier_size -= 1
 
     def _close_patterns(self, patterns: list[str], skipped: list[tuple[str, str]]) -> None:
         """Trap patterns lost their allowance: their pending URLs leave the frontier, listed as skipped."""
         closed = set(patterns)
         for url in self._pending(lambda url: not closed.isdisjoint(url_patterns(url))):
-            self.defences.skipped.add(url)
-            host = domain_of(url)
-            if self.pending_per_host[host] > 0:
-                self.pending_per_host[host] -= 1
-                self.frontier_size -= 1
+            self._leave_frontier(url)
             skipped.append((url, TRAP_PATTERN))
 
     def _update_cap(self, next_step: int) -> None:

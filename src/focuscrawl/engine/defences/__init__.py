@@ -10,9 +10,12 @@ engine holds, one crawl's components and their state (checkpointed with the craw
 - ``rel=canonical``: a page naming a fetched URL as its own, with a text that agrees, is a duplicate of it; a
   canonical URL not fetched yet joins the closure, as a redirect's target does;
 - near-duplicates (``duplicates``): a page whose text is a near-copy of a page fetched before;
+- URL aliases (``aliases``): rules learned from those copies (mirror hosts, ``dir/index.html`` twins) rewrite the
+  URLs met after them, so that further copies are one URL and cost no fetch;
 - host health (``hosts``): back off from a failing host, then close it;
 - soft 404s (``soft404``): a host's not-found pages answered with status 200, found with a probe;
-- trap patterns (``traps``): a URL pattern that keeps yielding nothing new loses its allowance.
+- trap patterns (``traps``): a URL pattern that keeps yielding nothing new loses its allowance;
+- link farms (``farms``): a host whose pages read as stuffed keywords, not text, is closed.
 
 A page they catch still comes back to the policy in the one observation of its selection, with relevance 0,
 reward 0, no links and an empty page (no new evidence); the ground-truth judge is not asked about it; its
@@ -27,6 +30,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from focuscrawl.engine.defences.aliases import UrlAliases, UrlAliasSettings
 from focuscrawl.engine.defences.duplicates import (
     NearDuplicates,
     NearDuplicateSettings,
@@ -36,6 +40,7 @@ from focuscrawl.engine.defences.duplicates import (
     url_words,
     words,
 )
+from focuscrawl.engine.defences.farms import LinkFarms, LinkFarmSettings
 from focuscrawl.engine.defences.hosts import HostHealth, HostHealthSettings, is_failure
 from focuscrawl.engine.defences.soft404 import Soft404, Soft404Settings, looks_like_error_page
 from focuscrawl.engine.defences.traps import TrapPatterns, TrapSettings, url_patterns
@@ -45,11 +50,12 @@ from focuscrawl.urls import strip_tracking_and_session
 SOFT_404 = "soft 404"
 TRAP_PATTERN = "trap pattern"
 HOST_FAILING = "host failing"
+LINK_FARM = "link farm"
 PROBE = "soft-404 probe"
 DUPLICATE = "duplicate of "
 
-__all__ = ["DUPLICATE", "HOST_FAILING", "PROBE", "SOFT_404", "TRAP_PATTERN", "CanonicalSettings", "DefenceSettings",
-           "Defences", "HostHealthSettings", "NearDuplicateSettings", "Soft404Settings", "TrapSettings",
+__all__ = ["DUPLICATE", "HOST_FAILING", "LINK_FARM", "PROBE", "SOFT_404", "TRAP_PATTERN", "CanonicalSettings", "DefenceSettings",
+           "Defences", "HostHealthSettings", "LinkFarmSettings", "NearDuplicateSettings", "UrlAliasSettings", "Soft404Settings", "TrapSettings",
            "UrlHygieneSettings", "is_failure", "url_patterns"]
 
 
@@ -85,9 +91,11 @@ class DefenceSettings(BaseModel):
     url_hygiene: UrlHygieneSettings = Field(default_factory=UrlHygieneSettings)
     canonical: CanonicalSettings = Field(default_factory=CanonicalSettings)
     near_duplicates: NearDuplicateSettings = Field(default_factory=NearDuplicateSettings)
+    url_aliases: UrlAliasSettings = Field(default_factory=UrlAliasSettings)
     host_health: HostHealthSettings = Field(default_factory=HostHealthSettings)
     soft_404: Soft404Settings = Field(default_factory=Soft404Settings)
     traps: TrapSettings = Field(default_factory=TrapSettings)
+    link_farms: LinkFarmSettings = Field(default_factory=LinkFarmSettings)
 
     @classmethod
     def off(cls) -> DefenceSettings:
@@ -106,9 +114,11 @@ class DefenceSettings(BaseModel):
             canonical=self.canonical if self.on("canonical") else None,
             texts=NearDuplicates(self.near_duplicates) if texts else None,
             detect_copies=self.on("near_duplicates"),
+            aliases=UrlAliases(self.url_aliases) if texts and self.on("url_aliases") else None,
             hosts=HostHealth(self.host_health) if self.on("host_health") else None,
             soft_404=Soft404(self.soft_404, seed) if self.on("soft_404") else None,
             traps=TrapPatterns(self.traps, budget, self.near_duplicates.min_shingles) if self.on("traps") else None,
+            farms=LinkFarms(self.link_farms) if self.on("link_farms") else None,
         )
 
 
@@ -123,6 +133,8 @@ class Defences:
     hosts: HostHealth | None = None
     soft_404: Soft404 | None = None
     traps: TrapPatterns | None = None
+    aliases: UrlAliases | None = None  # a checkpoint from before this defence unpickles with None, as farms
+    farms: LinkFarms | None = None  # a checkpoint from before this defence unpickles with None: it crawled without it
     skipped: set[str] = field(default_factory=set)  # URLs kept out of the frontier (pending when their rule closed)
 
     reading: NearDuplicateSettings = field(default_factory=NearDuplicateSettings)  # how a page's text is read
@@ -138,15 +150,24 @@ class Defences:
         return shingles(tokens, reading.shingle)
 
     def url(self, url: str | None) -> str | None:
-        """A normalised URL as the crawl keeps it: without tracking and session parameters when hygiene is on."""
-        return strip_tracking_and_session(url) if url is not None and self.clean else url
+        """A normalised URL as the crawl keeps it: without tracking and session parameters when hygiene is on, and
+        rewritten by the URL aliases learned so far."""
+        if url is None:
+            return None
+        if self.clean:
+            url = strip_tracking_and_session(url)
+        return self.aliases.rewrite(url) if self.aliases is not None else url
 
     def shut(self, url: str, host: str) -> str:
         """Why the defences keep ``url`` (on ``host``) from being fetched, or "" when they do not."""
         if self.hosts is not None and host in self.hosts.closed:
             return HOST_FAILING
+        if self.farms is not None and host in self.farms.closed:
+            return LINK_FARM
         if self.traps is not None and self.traps.is_closed(url):
             return TRAP_PATTERN
+        if self.aliases is not None and url in self.skipped:
+            return DUPLICATE + self.aliases.rewrite(url)  # pending when a rule named its alias
         return ""
 
     def copy_verdict(self, url: str, final_url: str, host: str, page: Page, runs: np.ndarray, canonical: str | None,
