@@ -140,12 +140,17 @@ class NearDuplicates:
 
     def find(self, sig: np.ndarray) -> tuple[str, float] | None:
         """The earlier page most similar to ``sig`` at or above the threshold (the first such on a tie), or None."""
-        best: tuple[float, int] | None = None
+        found = self.find_all(sig)
+        return max(found, key=lambda item: (item[1], -self.index_of[item[0]])) if found else None
+
+    def find_all(self, sig: np.ndarray) -> list[tuple[str, float]]:
+        """Every earlier page whose similarity to ``sig`` is at or above the threshold."""
+        found = []
         for i in self._lsh.query(self._minhash(sig)):
             score = similarity(sig, self.signatures[i])
-            if score >= self.settings.threshold and (best is None or (score, -i) > (best[0], -best[1])):
-                best = (score, i)
-        return None if best is None else (self.urls[best[1]], best[0])
+            if score >= self.settings.threshold:
+                found.append((self.urls[i], score))
+        return found
 
     def add(self, url: str, sig: np.ndarray, *, indexed: bool = True) -> None:
         """Remember ``url``'s signature; ``indexed``: also let later pages find it as their original."""

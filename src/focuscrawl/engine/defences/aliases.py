@@ -1,0 +1,123 @@
+"""URL aliases learned from the copies a crawl has fetched: mirrors and twins become one URL before they cost a fetch.
+
+A near-duplicate caught after its fetch has still cost that fetch. Most copies on the web come from a site's
+URL rules, not from its pages: a host answers under ``www.`` and bare, under ``http`` and ``https``; a directory
+answers as ``dir/`` and ``dir/index.html``, a page as ``page.html`` and ``page.html/``. Bar-Yossef, Keidar and
+Schonfeld (WWW 2007, "Do not crawl in the DUST: different URLs with similar text") learn such rules from pairs of
+URLs with the same text and rewrite URLs with them before fetching. This is that idea with two kinds of rule, each
+learned per site from the copies the near-duplicate defence confirms (a copy and the page it copies):
+
+- *host alias*: the two URLs differ only in scheme and a leading ``www.`` (``http://www.example.org/a`` is a copy of
+  ``https://example.org/a``): every URL of the copy's scheme and host is rewritten to the original's;
+- *tail rule*: the same scheme and host, and one path is the other with a tail added (``dir/index.html`` and
+  ``dir/``, ``page.htm/`` and ``page.htm``): on that host, a path that ends with the copy's tail after a last segment
+  of the same kind (its file extension, or none) is rewritten to the original's tail.
+
+A rule is used once ``min_support`` distinct pairs have shown it (one pair can be a page that happens to be two
+things: a site's home page copied at ``/welcome.html``). The first form fetched is the one kept, and a rule whose
+reverse is already in use is not learned, so rewriting never loops.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from posixpath import splitext
+from typing import Annotated
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, Field
+
+_MAX_TAIL = 20  # characters of a tail rule's tail: "index.html", "/", "default.aspx"; a longer one is another page
+
+
+class UrlAliasSettings(BaseModel):
+    """URL rewrite rules learned from fetched copies: host aliases and path tails ("duplicate of URL" unfetched)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = True
+    min_support: Annotated[int, Field(ge=1)] = Field(
+        3, description="distinct copy pairs that must show a rule before URLs are rewritten with it")
+
+
+def _host(netloc: str) -> str:
+    return netloc[4:] if netloc.startswith("www.") else netloc
+
+
+def _kind(path: str) -> str:
+    """What a path ends with, as a tail rule reads it: '/' (a directory), or its last segment's file extension
+    ('.html'; '' for none)."""
+    return "/" if path.endswith("/") else splitext(path.rsplit("/", 1)[-1])[1].lower()
+
+
+HostRule = tuple[str, str]  # (scheme, netloc)
+TailRule = tuple[str, str, str, str]  # (netloc, kind of what precedes the tail, tail of the copy, tail of the original)
+
+
+def rule_of(copy: str, original: str) -> tuple[str, tuple] | None:
+    """The rule a copy and its original show, if they show one: ("host", (from, to)) or ("tail", rule)."""
+    a, b = urlsplit(copy), urlsplit(original)
+    if (a.path, a.query) == (b.path, b.query) and (a.scheme, a.netloc) != (b.scheme, b.netloc) \
+            and _host(a.netloc) == _host(b.netloc):
+        return "host", ((a.scheme, a.netloc), (b.scheme, b.netloc))
+    if (a.scheme, a.netloc, a.query) != (b.scheme, b.netloc, b.query) or a.path == b.path:
+        return None
+    short, long = sorted((a.path, b.path), key=len)
+    if not long.startswith(short) or len(long) - len(short) > _MAX_TAIL:
+        return None
+    tail = long[len(short):]
+    copy_tail, original_tail = (tail, "") if a.path == long else ("", tail)
+    return "tail", (a.netloc, _kind(short), copy_tail, original_tail)
+
+
+class UrlAliases:
+    """The rules seen (with their support) and those in use; rewriting a URL with the rules in use."""
+
+    def __init__(self, settings: UrlAliasSettings):
+        self.settings = settings
+        self.support: Counter[tuple] = Counter()
+        self.hosts: dict[HostRule, HostRule] = {}
+        self.tails: dict[str, list[TailRule]] = {}  # netloc -> its tail rules in use
+
+    def learn(self, copy: str, original: str) -> bool:
+        """Count the rule a confirmed copy shows; True when that puts a new rule in use."""
+        found = rule_of(copy, original)
+        if found is None:
+            return False
+        kind, rule = found
+        key = (kind, rule)
+        if key in self.support and self.support[key] >= self.settings.min_support:
+            return False
+        self.support[key] += 1
+        if self.support[key] < self.settings.min_support:
+            return False
+        if kind == "host":
+            source, target = rule
+            if self.hosts.get(target) == source or source in self.hosts:
+                return False  # its reverse, or another target for the same host, is in use: keep what is
+            self.hosts[source] = target
+        else:
+            netloc, kind_, copy_tail, original_tail = rule
+            rules = self.tails.setdefault(netloc, [])
+            if (netloc, kind_, original_tail, copy_tail) in rules:
+                return False
+            rules.append(rule)
+        return True
+
+    def rewrite(self, url: str) -> str:
+        """``url`` with the rules in use applied: its host alias, then its host's first tail rule that fits."""
+        if not self.hosts and not self.tails:
+            return url
+        parts = urlsplit(url)
+        target = self.hosts.get((parts.scheme, parts.netloc))
+        if target is not None:
+            parts = parts._replace(scheme=target[0], netloc=target[1])
+        path = parts.path
+        for _, kind, copy_tail, original_tail in self.tails.get(parts.netloc, ()):
+            if not path.endswith(copy_tail):
+                continue
+            stem = path[:len(path) - len(copy_tail)]
+            if _kind(stem) == kind:  # "dir/" + "index.html", "page.htm" + "/": what the pairs showed
+                parts = parts._replace(path=stem + original_tail)
+                break
+        return urlunsplit(parts)
