@@ -1,0 +1,84 @@
+"""The dev suite on its messy version against the clean one, with and without the engine's defences (issue 31).
+
+    focuscrawl bench --suite dev --webs webs --mess default --strategy adaptive,best-first,bfs,tres \
+        --out runs/suite-dev-mess --jobs 2
+    focuscrawl bench --suite dev --webs webs --mess default --strategy adaptive,best-first,bfs,tres \
+        -s defences.enabled=false --out runs/suite-dev-mess-off --jobs 2
+    python -m benchmarks.mess_table runs/suite-dev runs/suite-dev-mess runs/suite-dev-mess-off
+
+Per strategy: the median over rows of its mean AUC/oracle on the clean suite and on the messy one (each against
+its own web's oracle), their ratio per row (median and worst row), the same for relevant pages found at the
+budget (which does not depend on how well the oracle copes with the mess), and the share of the budget spent on
+what the mess injected (``focuscrawl.bench.runner.SPENT_KINDS``), in all and by kind (pages per 1,000). Then
+the rows, for the strategy named by ``--rows-of``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+
+from focuscrawl.bench.runner import SPENT_KINDS
+
+
+def rows_of(folder: Path) -> dict[str, dict[str, dict]]:
+    """row folder name -> strategy -> its summary entry."""
+    out = {}
+    for summary in sorted(folder.glob("rows/*/summary.json")):
+        out[summary.parent.name] = {s["strategy"]: s for s in json.loads(summary.read_text())["strategies"]}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("clean", type=Path)
+    parser.add_argument("messy", type=Path, nargs="+", help="messy suite folders (say with and without defences)")
+    parser.add_argument("--strategy", default="adaptive,best-first,bfs,tres")
+    parser.add_argument("--rows-of", default="adaptive")
+    args = parser.parse_args()
+    clean = rows_of(args.clean)
+    strategies = args.strategy.split(",")
+    print("| suite | strategy | AUC/oracle median (clean) | messy/clean AUC/oracle: median, worst row | "
+          "messy/clean relevant pages: median, worst row | injected share | per 1,000 pages: "
+          + ", ".join(SPENT_KINDS) + " |")
+    print("|---|---|---|---|---|---|---|")
+    for folder in args.messy:
+        messy = rows_of(folder)
+        rows = [r for r in messy if r in clean]
+        for s in strategies:
+            pairs = [(clean[r][s], messy[r][s]) for r in rows if s in clean[r] and s in messy[r]]
+            if not pairs:
+                continue
+            auc = [m["auc_ratio_mean"] / c["auc_ratio_mean"] for c, m in pairs if c["auc_ratio_mean"] > 0]
+            pages = [m["relevant_pages_mean"] / c["relevant_pages_mean"] for c, m in pairs
+                     if c["relevant_pages_mean"] > 0]
+            spent = {k: statistics.fmean(m.get("spent_mean", {}).get(k, 0.0) * 1000 / m["steps_mean"]
+                                         for _, m in pairs) for k in SPENT_KINDS}
+            share = statistics.fmean(m.get("injected_share_mean", 0.0) for _, m in pairs)
+            print(f"| {folder.name} | {s} | {statistics.median(m['auc_ratio_mean'] for _, m in pairs):.3f} "
+                  f"({statistics.median(c['auc_ratio_mean'] for c, _ in pairs):.3f}) | "
+                  f"{statistics.median(auc):.3f}, {min(auc):.3f} | {statistics.median(pages):.3f}, {min(pages):.3f} | "
+                  f"{share:.1%} | " + ", ".join(f"{spent[k]:.0f}" for k in SPENT_KINDS) + " |")
+    print()
+    s = args.rows_of
+    print(f"`{s}` per row: AUC/oracle clean, then per messy folder AUC/oracle, relevant pages messy/clean, "
+          "injected share")
+    print("| row | clean | " + " | ".join(f"{f.name}: AUC/oracle, pages ratio, injected" for f in args.messy) + " |")
+    print("|---|---|" + "---|" * len(args.messy))
+    messy_all = [rows_of(f) for f in args.messy]
+    for r in clean:
+        if s not in clean[r] or not all(r in m and s in m[r] for m in messy_all):
+            continue
+        c = clean[r][s]
+        cells = []
+        for m in messy_all:
+            e = m[r][s]
+            ratio = e["relevant_pages_mean"] / c["relevant_pages_mean"] if c["relevant_pages_mean"] else float("nan")
+            cells.append(f"{e['auc_ratio_mean']:.3f}, {ratio:.2f}, {e.get('injected_share_mean', 0):.1%}")
+        print(f"| {r} | {c['auc_ratio_mean']:.3f} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
