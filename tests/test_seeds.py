@@ -25,8 +25,9 @@ TARGET = "http://target.test/t"
 
 
 def _text(words: str, i: int) -> str:
+    """30 of the words, each after "the": keywords alone would read as a link farm's page (and close the hub)."""
     w = words.split()
-    return " ".join(w[(i + k) % len(w)] for k in range(30))
+    return " ".join(f"the {w[(i + k) % len(w)]}" for k in range(30))
 
 
 def build_dead_end_web(directory: Path) -> Path:
