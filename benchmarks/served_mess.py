@@ -3,7 +3,7 @@ Crawl4AI's BestFirst crawler, every crawl scored from the server's own request l
 
     python -m benchmarks.served_mess webs [--rows REGEX] [--runs 1] [--budget 1000] [--concurrency 16] \
         [--min-delay 0.05] [--timeout 5] [--hang-s 10] [--slow-body-s 2] [--strategies adaptive,best-first,bfs] \
-        [--scrapy-python .bench-scrapy-venv/bin/python] [--crawl4ai-python PY] [--workdir DIR]
+        [--crawl-timeout 900] [--scrapy-python .bench-scrapy-venv/bin/python] [--crawl4ai-python PY] [--workdir DIR]
 
 Each chosen row of the dev suite (default: Wikispeedia Biology and WebKB course) is crawled on its messy web,
 ``WEBS/NAME-mess-default`` as ``focuscrawl web mess`` made it (never rebuilt here), from run i's seeds and
@@ -60,7 +60,6 @@ from benchmarks.served import serve_web  # stdlib only, as this module at import
 
 DEFAULT_ROWS = r"^wikispeedia/subject\.Science\.Biology$|^webkb/course N10$"
 BASE_IP = "127.0.44.1"
-CRAWL_TIMEOUT_S = 1800.0  # a crawl still running after this is stopped and reported as not exiting cleanly
 
 
 @dataclass
@@ -126,10 +125,10 @@ def served_crawl(name: str, web_dir: Path, work: Path, args: argparse.Namespace,
         started = time.monotonic()
         with open(work / "stderr.txt", "w") as err:
             try:
-                proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=err, timeout=CRAWL_TIMEOUT_S)
+                proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=err, timeout=args.crawl_timeout)
                 exit = "ok" if proc.returncode == 0 else f"exit {proc.returncode}"
-            except subprocess.TimeoutExpired:
-                exit = f"still running after {CRAWL_TIMEOUT_S:.0f} s"
+            except subprocess.TimeoutExpired:  # killed: the table says so rather than wait for a stalled crawl
+                exit = f"stopped after {args.crawl_timeout:.0f} s"
         wall = time.monotonic() - started
         time.sleep(args.hang_s)  # a request the crawler gave up on is logged when its hang ends
     if "Traceback" in (work / "stderr.txt").read_text(errors="replace"):
@@ -225,14 +224,18 @@ def scrapy_crawl(args: argparse.Namespace) -> None:
             if not isinstance(response, TextResponse):
                 return
             for link in self.extractor.extract_links(response):
-                if urlsplit(link.url).hostname in hosts:
+                parts = urlsplit(link.url)
+                if parts.scheme in ("http", "https") and parts.hostname in hosts:  # an ftp:// link would resolve
                     yield scrapy.Request(link.url)
 
     process = CrawlerProcess(settings={
         "CONCURRENT_REQUESTS": args.concurrency, "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
         "DOWNLOAD_DELAY": args.min_delay, "RANDOMIZE_DOWNLOAD_DELAY": False, "DOWNLOAD_TIMEOUT": args.timeout,
         "ROBOTSTXT_OBEY": True,
-        "DOWNLOAD_HANDLERS": {"http": Loopback, "https": Loopback}, "LOG_LEVEL": "ERROR",
+        # Every other scheme off: their handlers would resolve the web's host names on the network.
+        "DOWNLOAD_HANDLERS": {"http": Loopback, "https": Loopback, "ftp": None, "s3": None, "file": None,
+                              "data": None},
+        "LOG_LEVEL": "ERROR",
         "TELNETCONSOLE_ENABLED": False,
     })
     crawler = process.create_crawler(Everything)
@@ -344,7 +347,7 @@ def bench(args: argparse.Namespace) -> None:
             sys.exit(f"error: {flag} {path} is not an executable (benchmarks/fetch_vs_scrapy.sh makes Scrapy's)")
     work = args.workdir or Path(tempfile.mkdtemp(prefix="served-mess-"))
     crawlers = [(f"{strategy}{'' if defences else ' (no defences)'}", strategy, defences)
-                for strategy in args.strategies.split(",")
+                for strategy in args.strategies.split(",") if strategy
                 for defences in ((True, False) if strategy == "adaptive" else (True,))]
     print(f"budget {args.budget}, {args.concurrency} in flight, per-host delay {args.min_delay:g} s (one request at a "
           f"time per host), timeout {args.timeout:g} s (server hangs {args.hang_s:g} s, slow bodies "
@@ -370,13 +373,11 @@ def bench(args: argparse.Namespace) -> None:
             commands = [(name, focuscrawl_command(topic_dir, seeds, folder / slug(name) / "out", strategy, defences,
                                                   args))
                         for name, strategy, defences in crawlers]
-            if args.scrapy_python:
-                commands.append(("scrapy", peer_command(args.scrapy_python, "--scrapy-crawl", seeds,
-                                                        folder / "scrapy" / "out", inputs.keywords, args)))
-            if args.crawl4ai_python:
-                commands.append(("crawl4ai best-first", peer_command(args.crawl4ai_python, "--crawl4ai-crawl", seeds,
-                                                                     folder / "crawl4ai" / "out", inputs.keywords,
-                                                                     args)))
+            for name, python, mode in (("scrapy", args.scrapy_python, "--scrapy-crawl"),
+                                       ("crawl4ai best-first", args.crawl4ai_python, "--crawl4ai-crawl")):
+                if python:
+                    commands.append((name, peer_command(python, mode, seeds, folder / slug(name) / "out",
+                                                        inputs.keywords, args)))
             for name, command in commands:
                 crawl_dir = folder / slug(name)
                 crawl_dir.mkdir(parents=True, exist_ok=True)
@@ -402,7 +403,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds a crawler waits for one request")
     parser.add_argument("--hang-s", type=float, default=10.0, help="how long the server's timeout hosts hang")
     parser.add_argument("--slow-body-s", type=float, default=2.0, help="how long its slow hosts take per body")
-    parser.add_argument("--strategies", default="adaptive,best-first,bfs")
+    parser.add_argument("--strategies", default="adaptive,best-first,bfs", help="focuscrawl's ('' for none)")
+    parser.add_argument("--crawl-timeout", type=float, default=900.0,
+                        help="seconds after which a crawl is stopped and reported as not exiting cleanly")
     parser.add_argument("--scrapy-python", default=".bench-scrapy-venv/bin/python",
                         help="Python of an environment with Scrapy ('' to leave Scrapy out)")
     parser.add_argument("--crawl4ai-python", default="", help="Python of an environment with Crawl4AI")
