@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from benchmarks.served import serve_web  # stdlib only, as this module at import
+from benchmarks.served import serve_web  # stdlib only: Scrapy's and Crawl4AI's environments import this module
 
 DEFAULT_ROWS = r"^wikispeedia/subject\.Science\.Biology$|^webkb/course N10$"
 BASE_IP = "127.0.44.1"
@@ -68,7 +68,7 @@ class Crawl:
 
     crawler: str
     pages: list[tuple[str, int]]
-    exit: str  # "ok", or why not
+    ended: str  # "ok", or how it ended otherwise
     wall_s: float
     log: list[dict] = field(repr=False)
 
@@ -76,7 +76,7 @@ class Crawl:
 @dataclass
 class Figures:
     crawler: str
-    exit: str
+    ended: str
     wall_s: float
     requests: int
     relevant: int
@@ -106,7 +106,7 @@ def score(crawl: Crawl, web, truth, min_delay: float) -> Figures:
             for host, times in ((host, sorted(times)) for host, times in arrivals.items()) if len(times) > 1}
     judge = truth.credit_once()
     relevant = sum(judge(url) for url, status in crawl.pages if 200 <= status < 300)
-    return Figures(crawl.crawler, crawl.exit, crawl.wall_s, len(requests), relevant,
+    return Figures(crawl.crawler, crawl.ended, crawl.wall_s, len(requests), relevant,
                    sum(entry["status"] >= 500 for entry in requests),
                    sum(entry["host"] in failing for entry in requests), spent,
                    min(gaps.values(), default=float("inf")), sum(gap < min_delay for gap in gaps.values()))
@@ -126,16 +126,16 @@ def served_crawl(name: str, web_dir: Path, work: Path, args: argparse.Namespace,
         with open(work / "stderr.txt", "w") as err:
             try:
                 proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=err, timeout=args.crawl_timeout)
-                exit = "ok" if proc.returncode == 0 else f"exit {proc.returncode}"
+                ended = "ok" if proc.returncode == 0 else f"exit {proc.returncode}"
             except subprocess.TimeoutExpired:  # killed: the table says so rather than wait for a stalled crawl
-                exit = f"stopped after {args.crawl_timeout:.0f} s"
+                ended = f"stopped after {args.crawl_timeout:.0f} s"
         wall = time.monotonic() - started
         time.sleep(args.hang_s)  # a request the crawler gave up on is logged when its hang ends
     if "Traceback" in (work / "stderr.txt").read_text(errors="replace"):
-        exit = f"{exit}, traceback" if exit != "ok" else "traceback"
+        ended = f"{ended}, traceback" if ended != "ok" else "traceback"
     log = [json.loads(line) for line in log_file.read_text().splitlines() if line.strip()]
     pages = read_pages(work)
-    return Crawl(name, pages, exit, wall, log)
+    return Crawl(name, pages, ended, wall, log)
 
 
 def read_pages(work: Path) -> list[tuple[str, int]]:
@@ -326,7 +326,7 @@ def table_row(row: str, run: int, figures: Figures, budget: int, min_delay: floa
     injected = sum(figures.spent.values())
     kinds = ", ".join(f"{kind} {count}" for kind, count in figures.spent.most_common(4))
     gap = "-" if figures.min_gap_s == float("inf") else f"{1000 * figures.min_gap_s:.0f}"
-    return (f"| {row} | {run} | {figures.crawler} | {figures.exit} | {figures.requests} | {figures.relevant} | "
+    return (f"| {row} | {run} | {figures.crawler} | {figures.ended} | {figures.requests} | {figures.relevant} | "
             f"{figures.relevant_per_1000:.0f} | {100 * injected / max(figures.requests, 1):.1f}% ({kinds}) | "
             f"{figures.failed} ({100 * figures.failed / budget:.1f}%) | "
             f"{100 * figures.on_failing_hosts / max(figures.requests, 1):.1f}% | {gap} ({figures.hosts_undercut}) | "
