@@ -106,7 +106,7 @@ def test_server_statuses_robots_latency_and_errors(tmp_path):
             return list(server.log)
 
     log = run(go())
-    assert log[0].path == "/robots.txt" and log[0].host == "one.test"
+    assert log[0].path == "/robots.txt" and log[0].host == "one.test" and log[0].url == "http://one.test/robots.txt"
 
     async def errors(seed):
         async with serve_web(web_dir, base_ip="127.0.7.1", error_rate=0.5, seed=seed) as server:
@@ -126,11 +126,11 @@ def test_allocate_addresses():
     assert allocate_addresses(3, "127.0.1.254") == ["127.0.1.254", "127.0.2.1", "127.0.2.2"]
 
 
-def test_cli_serve_prints_the_mapping(tmp_path):
-    map_file = tmp_path / "hosts.json"
+def test_cli_serve_prints_the_mapping_and_logs_each_request(tmp_path):
+    map_file, log_file = tmp_path / "hosts.json", tmp_path / "requests.jsonl"
     proc = subprocess.Popen(
         [sys.executable, "-c", "from focuscrawl.cli.main import app; app()", "web", "serve", "embedded", "--port", "0",
-         "--base-ip", "127.0.8.1", "--map", str(map_file)],
+         "--base-ip", "127.0.8.1", "--map", str(map_file), "--log", str(log_file)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
@@ -147,6 +147,21 @@ def test_cli_serve_prints_the_mapping(tmp_path):
 
         page = run(fetch())
         assert page.ok and page.title == "18th century" and Link in {type(x) for x in page.outlinks}
+        # Written before the response goes out, so the client's answer means the line is there.
+        logged = [json.loads(line) for line in log_file.read_text().splitlines()]
+        assert [(entry["path"], entry["status"]) for entry in logged] == [
+            ("/robots.txt", 200), ("/wp/other/18th_century.htm", 200)]
+        assert logged[1]["url"] == "https://schools-wikipedia.org/wp/other/18th_century.htm"  # the scheme it meant
+        assert logged[0]["time"] <= logged[1]["time"] and logged[1]["host"] == "schools-wikipedia.org"
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_cli_serve_log_in_a_missing_folder_is_one_error_line(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-c", "from focuscrawl.cli.main import app; app()", "web", "serve", "embedded", "--port", "0",
+         "--base-ip", "127.0.8.1", "--log", str(tmp_path / "missing" / "requests.jsonl")],
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().startswith("error:") and len(proc.stderr.strip().splitlines()) == 1

@@ -163,6 +163,8 @@ def serve_cmd(
     crawl_delay: Annotated[float | None, typer.Option(help="robots.txt Crawl-delay for every host")] = None,
     map_file: Annotated[Path | None,
                         typer.Option("--map", help="write the host -> ip:port mapping (JSON) here")] = None,
+    log_file: Annotated[Path | None, typer.Option("--log", help="append every request to this file as a JSON line "
+                                                  "(time, host, path, status, address, user_agent, url)")] = None,
 ) -> None:
     """Serve DIR on loopback until interrupted; prints the host -> ip:port mapping as JSON.
 
@@ -174,7 +176,7 @@ def serve_cmd(
         server = run(lambda: serve_web(resolve_web_dir(directory), base_ip=base_ip, port=port,
                                        latency_ms=latency_ms, error_rate=error_rate, error_status=error_status,
                                        seed=seed, disallow=disallow or (), crawl_delay=crawl_delay,
-                                       hang_s=hang_s, slow_body_s=slow_body_s))
+                                       hang_s=hang_s, slow_body_s=slow_body_s, log_file=log_file))
         try:
             await server.start()
         except OSError as exc:

@@ -21,7 +21,9 @@ so that a host's failures are its pages', not a refusal of the whole host.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import ipaddress
+import json
 import random
 import socket
 import sqlite3
@@ -47,7 +49,8 @@ Hook = Callable[[web.Request, str, str], Awaitable[web.StreamResponse | None]]
 
 @dataclass(frozen=True, slots=True)
 class RequestLog:
-    """One request as the server saw it (``time`` is time.monotonic() on arrival)."""
+    """One request as the server saw it (``time`` is time.monotonic() on arrival; ``url`` the web's URL it
+    asked for, scheme included: the page it found, else the URL as the request meant it)."""
 
     time: float
     host: str
@@ -55,6 +58,7 @@ class RequestLog:
     status: int
     address: str
     user_agent: str
+    url: str
 
 
 def allocate_addresses(count: int, base_ip: str = "127.0.1.1") -> list[str]:
@@ -109,6 +113,7 @@ class ServedWeb:
         cache_pages: int = 4096,
         hang_s: float | None = None,
         slow_body_s: float | None = None,
+        log_file: str | Path | None = None,
     ):
         self.web_dir = Path(web_dir)
         self.web = OfflineWeb(self.web_dir)
@@ -129,6 +134,9 @@ class ServedWeb:
         self.slow_body_s = slow_body_s
         self._burst_left: dict[str, int] = {}
         self.log: deque[RequestLog] = deque(maxlen=log_size)
+        # Every request also as a JSON line, written as it ends: for a server in another process (a benchmark
+        # checking politeness), whose in-memory log its client cannot read.
+        self._log_out = open(log_file, "a", buffering=1, encoding="utf-8") if log_file is not None else None
         # render_html costs ~15 ms for a long article: keep recent bodies so repeated crawls are fast.
         self._cache: dict[str, bytes] = {}
         self._cache_size = cache_pages
@@ -169,6 +177,9 @@ class ServedWeb:
             self._runner = None
         self.web.close()
         self._db.close()
+        if self._log_out is not None:
+            self._log_out.close()
+            self._log_out = None
 
     async def __aenter__(self) -> ServedWeb:
         return await self.start()
@@ -223,13 +234,23 @@ class ServedWeb:
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         arrived = time.monotonic()
         host, netloc = self._host_of(request)
-        response = await self._respond(request, host, netloc)
+        found = self._lookup(request, netloc) if host else None
+        if found is not None:
+            url = found[0]
+        else:  # no page: the URL as the crawler meant it, for its host's behaviour
+            raw = f"{self._schemes(request)[0]}://{netloc}{request.raw_path}"
+            url = normalize_url(raw) or raw
+        response = await self._respond(request, host, netloc, found, url)
         sockname = request.transport.get_extra_info("sockname") if request.transport else None
-        self.log.append(RequestLog(arrived, host, request.raw_path, response.status,
-                                   sockname[0] if sockname else "", request.headers.get("User-Agent", "")))
+        entry = RequestLog(arrived, host, request.raw_path, response.status, sockname[0] if sockname else "",
+                           request.headers.get("User-Agent", ""), url)
+        self.log.append(entry)
+        if self._log_out is not None:
+            self._log_out.write(json.dumps(dataclasses.asdict(entry)) + "\n")
         return response
 
-    async def _respond(self, request: web.Request, host: str, netloc: str) -> web.StreamResponse:
+    async def _respond(self, request: web.Request, host: str, netloc: str, found: tuple[str, tuple] | None,
+                       url: str) -> web.StreamResponse:
         if self.latency:
             await asyncio.sleep(self.latency)
         if not host:
@@ -245,13 +266,7 @@ class ServedWeb:
             if body is None:
                 return web.Response(status=404, text="no robots.txt\n")
             return web.Response(text=body, content_type="text/plain")
-        found = self._lookup(request, netloc)
         behaviour = self.web.behaviours.get(host)
-        if found is not None:
-            url = found[0]
-        else:  # no page: the URL as the crawler meant it, for its host's behaviour
-            raw = f"{self._schemes(request)[0]}://{netloc}{request.raw_path}"
-            url = normalize_url(raw) or raw
         if behaviour is not None and behaviour.failure is not None:
             failed = await self._fail(request, host, behaviour, url)
             if failed is not None:
@@ -331,7 +346,8 @@ def serve_web(web_dir: str | Path, **options) -> ServedWeb:
 
     Options are those of ServedWeb: base_ip, port (0 = any free port per address), latency_ms,
     error_rate, error_status, seed, disallow (paths for every host, or host -> paths), crawl_delay,
-    robots (host -> robots.txt text, None for 404), max_addresses, hook, and for a messy web hang_s and
-    slow_body_s (its timeouts' and slow bodies' times; default: the web's own).
+    robots (host -> robots.txt text, None for 404), max_addresses, hook, log_file (every request appended
+    as a JSON line), and for a messy web hang_s and slow_body_s (its timeouts' and slow bodies' times;
+    default: the web's own).
     """
     return ServedWeb(web_dir, **options)
