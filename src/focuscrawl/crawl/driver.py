@@ -8,12 +8,19 @@ kill after it loses nothing (the derived files are repaired from the store).
 
 Completions are recorded in selection order when several finish together, and with ``concurrency=1``
 the driver makes exactly the calls ``CrawlEngine.run`` makes, so it crawls the same sequence.
+
+A fetcher with politeness slots (``slot`` and ``slot_capacity``: the HTTP fetcher's hosts) gets no more fetches
+for a slot than it serves at once. A selection for a busy slot waits in the driver (up to ``4 * concurrency`` of
+them) and the next selection is asked for, as Scrapy's downloader keeps a queue per slot: otherwise one slow or
+backing-off host the policy keeps choosing holds every fetch in flight, and the crawl stalls behind it. A waiting
+selection is in flight for the engine and in the op log, so a crash or a stop leaves it to be fetched on resume.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter, deque
 from collections.abc import AsyncIterator
 from typing import Protocol
 
@@ -29,7 +36,8 @@ class Fetcher(Protocol):
     """What the driver needs from a fetcher (``focuscrawl.web.http.HttpFetcher``, ``OfflineFetcher``).
 
     A fetcher whose ``fetch_result`` also returns the response headers and body (the HTTP fetcher) gets
-    them into the WARC; otherwise the WARC holds the page rendered from its text.
+    them into the WARC; otherwise the WARC holds the page rendered from its text. One with ``slot(url)`` and
+    ``slot_capacity`` (the HTTP fetcher's politeness) gets at most that many fetches per slot at once.
     """
 
     async def fetch(self, url: str) -> Page: ...
@@ -65,6 +73,11 @@ class CrawlDriver:
         self.stopped_at_once = False
         self._order = 0
         self._checkpoints_work = True
+        self._slot = getattr(fetcher, "slot", None)
+        self._capacity = max(1, int(getattr(fetcher, "slot_capacity", 1)))
+        self._busy: Counter[str] = Counter()  # fetches started per slot, not yet completed
+        self._waiting: dict[str, deque[str]] = {}  # a busy slot's selected URLs, oldest first
+        self._waiting_count = 0
 
     def stop(self, immediate: bool = False) -> None:
         """Graceful: start no new fetch, record those in flight. Immediate: abandon them (they are redone)."""
@@ -88,14 +101,24 @@ class CrawlDriver:
         try:
             while True:
                 while not self.stopping and len(self.pending) < self.concurrency and self._may_start():
-                    if queue and self.engine.stats.steps + len(self.pending) < self.engine.budget:
-                        url = queue.pop(0)
-                    else:
-                        selection = self.engine.next_selection()
-                        if selection is None:
-                            break
-                        url = selection.url
-                        self.store.log_select(url)
+                    url = self._ready_waiting()
+                    if url is None:
+                        if queue and self.engine.stats.steps + len(self.pending) < self.engine.budget:
+                            url = queue.pop(0)
+                        else:
+                            if self._waiting_count >= 4 * self.concurrency:
+                                break
+                            selection = self.engine.next_selection()
+                            if selection is None:
+                                break
+                            url = selection.url
+                            self.store.log_select(url)
+                        if self._slot is not None and self._busy[self._slot(url)] >= self._capacity:
+                            self._waiting.setdefault(self._slot(url), deque()).append(url)
+                            self._waiting_count += 1
+                            continue
+                    if self._slot is not None:
+                        self._busy[self._slot(url)] += 1
                     task = asyncio.create_task(self._fetch(url))
                     self.pending[task] = (self._order, url)
                     self._order += 1
@@ -104,6 +127,8 @@ class CrawlDriver:
                 done, _ = await asyncio.wait(self.pending, return_when=asyncio.FIRST_COMPLETED)
                 for task in sorted(done, key=lambda t: self.pending[t][0]):
                     _, url = self.pending.pop(task)
+                    if self._slot is not None:
+                        self._busy[self._slot(url)] -= 1
                     if task.cancelled():
                         continue
                     page, fetch_s, result = task.result()
@@ -116,6 +141,17 @@ class CrawlDriver:
             if self.pending:
                 await asyncio.gather(*self.pending, return_exceptions=True)
             self.pending.clear()
+
+    def _ready_waiting(self) -> str | None:
+        """The oldest waiting URL of a slot that has room now, if any."""
+        for slot, urls in self._waiting.items():
+            if self._busy[slot] < self._capacity:
+                url = urls.popleft()
+                if not urls:
+                    del self._waiting[slot]
+                self._waiting_count -= 1
+                return url
+        return None
 
     async def _fetch(self, url: str) -> tuple[Page, float, object]:
         started = time.perf_counter()

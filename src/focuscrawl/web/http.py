@@ -238,7 +238,7 @@ class HttpFetcher:
             reason = self.refusal(current) or await self._address_refusal(current)
             if reason is None and cfg.obey_robots:
                 rules = await self.robots.rules(current)
-                state = self._hosts.setdefault(self._politeness_key(current), _HostState())
+                state = self._hosts.setdefault(self.slot(current), _HostState())
                 delay = rules.crawl_delay(cfg.robots_agent)
                 if cfg.politeness == "domain" and state.crawl_delay is not None:
                     delay = max(delay or 0.0, state.crawl_delay)  # the hosts of a domain: the slowest asked for
@@ -337,13 +337,18 @@ class HttpFetcher:
             return str(exc)
         return None
 
-    def _politeness_key(self, url: str) -> str:
+    def slot(self, url: str) -> str:
         """Whose schedule a request to ``url`` waits for: its host's, or its registered domain's."""
         host = _host_of(url)
         return registered_domain(host) if self.config.politeness == "domain" else host
 
+    @property
+    def slot_capacity(self) -> int:
+        """Requests a slot serves at once (a crawl driver gives it no more)."""
+        return self.config.per_host_concurrency
+
     async def _request(self, url: str, max_bytes: int, *, html_only: bool) -> _Response:
-        host = self._politeness_key(url)
+        host = self.slot(url)
         refused = await self._address_refusal(url)  # before taking a politeness slot
         if refused is not None:
             return _Response(0, error=refused)
@@ -452,7 +457,7 @@ class HttpFetcher:
     # -- politeness --------------------------------------------------------------------------------
     def _host_ready_in(self, url: str) -> float:
         """Seconds until politeness lets a request to ``url``'s host start (0 if it could start now)."""
-        state = self._hosts.get(self._politeness_key(url))
+        state = self._hosts.get(self.slot(url))
         if state is None:
             return 0.0
         wait = max(0.0, self._ready_at(state) - time.monotonic())

@@ -1,0 +1,68 @@
+"""The crawl driver and a fetcher's politeness slots: one slow host the policy keeps choosing does not hold every
+fetch in flight."""
+
+from __future__ import annotations
+
+import asyncio
+from urllib.parse import urlsplit
+
+from conftest import BIRD_WORDS, _text
+from test_defences import _topic_dir
+
+from focuscrawl.types import Link, Page
+
+SLOW = [f"http://slow.test/p{i}" for i in range(8)]
+FAST = [f"http://fast.test/p{i}" for i in range(8)]
+
+
+class SlottedFetcher:
+    """A web of a seed linking to eight slow.test pages first, then eight fast.test pages; one slot per host.
+
+    slow.test answers only once every fast.test page has been asked for, or (so that a driver without slots cannot
+    hang the test) once two of its requests wait at the same time, which the test then reports."""
+
+    slot_capacity = 1
+
+    def __init__(self):
+        self.asked: list[str] = []
+        self.slow_waiting = 0
+        self.most_slow_waiting = 0
+        self.open = asyncio.Event()
+
+    def slot(self, url: str) -> str:
+        return urlsplit(url).hostname
+
+    async def fetch(self, url: str) -> Page:
+        self.asked.append(url)
+        if url.startswith("http://slow.test/"):
+            self.slow_waiting += 1
+            self.most_slow_waiting = max(self.most_slow_waiting, self.slow_waiting)
+            if self.slow_waiting >= 2:
+                self.open.set()
+            await self.open.wait()
+            self.slow_waiting -= 1
+        elif all(u in self.asked for u in FAST):
+            self.open.set()
+        links = [Link(u, "more") for u in SLOW + FAST] if url == "http://fast.test/" else []
+        return Page(url=url, final_url=url, status=200, content_type="text/html", title=url,
+                    text=_text(BIRD_WORDS, len(self.asked)), outlinks=links)
+
+    async def aclose(self) -> None:
+        pass
+
+
+def test_a_busy_slot_waits_in_the_driver_while_other_hosts_are_fetched(tmp_path):
+    from focuscrawl.crawl import Crawler
+
+    fetcher = SlottedFetcher()
+
+    async def go():
+        crawler = Crawler(topic=_topic_dir(tmp_path / "topic", ["http://fast.test/"]), out=tmp_path / "run",
+                          progress="none", plot=False, fetcher=fetcher, strategy="bfs", budget=17, concurrency=4)
+        return [record.url async for record in crawler.run()]
+
+    fetched = asyncio.run(go())
+    assert fetcher.most_slow_waiting == 1, "the driver gave the slow host more fetches than its slot serves"
+    assert sorted(fetched) == sorted(["http://fast.test/", *SLOW, *FAST])  # nothing lost, nothing twice
+    asked = fetcher.asked
+    assert max(asked.index(u) for u in FAST) < asked.index(SLOW[1]), "the fast host went on while the slow one waited"
