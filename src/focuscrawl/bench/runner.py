@@ -27,9 +27,15 @@ from focuscrawl.web.store import OfflineWeb
 
 ORACLE = "oracle"
 # What a crawl of a messy web spends its budget on (``OfflineWeb.pathology``): traps, farms, copies of pages,
-# soft 404s, failing hosts, redirect loops. A redirect chain is not among them: its fetch returns its target.
-SPENT_KINDS = ("calendar", "pagination", "facet", "farm", "session", "tracking", "mirror", "twin", "near-duplicate",
-               "redirect-loop", "soft-404", "failing", "timeout")
+# soft 404s, failing hosts, redirect loops. A redirect chain is not among them: its fetch returns its target. A copy
+# (a page under a session id, tracking parameters, a mirror host, a twin path, a near-duplicate) is spent only when
+# its page had been fetched before under another URL: the first URL a crawl fetches a page by, copy or not, is that
+# page found (counted as ``FIRST_COPY`` when it is a copy's), and a later fetch of the page is a copy's cost even when
+# its URL is the original's.
+COPY_KINDS = ("session", "tracking", "mirror", "twin", "near-duplicate")
+FIRST_COPY = "first fetch of a page by a copy's URL"
+SPENT_KINDS = ("calendar", "pagination", "facet", "farm", *COPY_KINDS, "redirect-loop", "soft-404", "failing",
+               "timeout")
 
 
 @dataclass
@@ -74,10 +80,19 @@ def crawl_once(
     and on a messy web each step's URL is counted by the kind of trouble it met."""
     curve: list[int] = []
     spent: Counter[str] = Counter()
+    shown: dict[str, str | None] = {}  # page -> the kind of the URL that first fetched it (None: its own URL)
+    originals = topic.truth.originals
 
     def track(event: StepEvent) -> None:
         curve.append((curve[-1] if curve else 0) + int(bool(event.relevant)))
         kind = web.pathology(event.url)
+        if kind is None or kind in COPY_KINDS:
+            page = originals.get(event.url, event.url)
+            if page in shown:  # the page again, by whichever URL: the cost of the copy
+                kind = kind or shown[page]
+            else:
+                shown[page] = kind
+                kind = FIRST_COPY if kind is not None else None
         if kind is not None:
             spent[kind] += 1
 
