@@ -141,6 +141,11 @@ class CrawlDriver:
             if self.pending:
                 await asyncio.gather(*self.pending, return_exceptions=True)
             self.pending.clear()
+            # Waiting selections stay in flight for the engine: a later run (a shard's next lease) starts them
+            # from ``engine.in_flight``, a resume from the op log. Kept here too, they would be fetched twice.
+            self._waiting.clear()
+            self._waiting_count = 0
+            self._busy.clear()
 
     def _ready_waiting(self) -> str | None:
         """The oldest waiting URL of a slot that has room now, if any."""
