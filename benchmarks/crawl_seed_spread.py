@@ -13,12 +13,11 @@ by less than 0.01").
 
 from __future__ import annotations
 
-import argparse
 import statistics
 
-from focuscrawl.builder import Classifiers
+from benchmarks.row_args import row_config, row_parser
 from focuscrawl.bench.runner import ORACLE, bench_topic, crawl_once, draw_seeds
-from focuscrawl.config import BenchConfig
+from focuscrawl.builder import Classifiers
 from focuscrawl.engine.defences import DefenceSettings
 from focuscrawl.web.store import OfflineWeb
 
@@ -26,19 +25,13 @@ SEED_STEP = 7919  # a prime: offsets' crawl seeds never meet another run's
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("web")
-    parser.add_argument("topic")
-    parser.add_argument("--seeds-per-run", type=int, default=1)
-    parser.add_argument("--budget", type=int, default=1000)
+    parser = row_parser(__doc__)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--max-per-domain", type=int, default=None)
     parser.add_argument("--crawl-seeds", type=int, default=5, help="offsets 0..K-1 (0: the suite's crawl)")
-    parser.add_argument("--strategy", default="adaptive")
     args = parser.parse_args()
 
-    config = BenchConfig(web=args.web, topic=args.topic, seeds_per_run=args.seeds_per_run, budget=args.budget,
-                         runs=args.runs, max_per_domain=args.max_per_domain)
+    config = row_config(args, args.runs, args.max_per_domain)
     web = OfflineWeb(args.web)
     topic = bench_topic(web, config)
     run_seeds = draw_seeds(topic, config)

@@ -11,27 +11,20 @@ classifier on every page, the policy and the defences. Best of the repeats, as t
 
 from __future__ import annotations
 
-import argparse
 import time
 
+from benchmarks.row_args import row_config, row_parser
 from focuscrawl.bench.runner import bench_topic, crawl_once, draw_seeds
 from focuscrawl.builder import Classifiers
-from focuscrawl.config import BenchConfig
 from focuscrawl.engine.defences import DefenceSettings
 from focuscrawl.web.store import OfflineWeb
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("web")
-    parser.add_argument("topic")
-    parser.add_argument("--seeds-per-run", type=int, default=1)
-    parser.add_argument("--budget", type=int, default=1000)
-    parser.add_argument("--strategy", default="adaptive")
+    parser = row_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    config = BenchConfig(web=args.web, topic=args.topic, seeds_per_run=args.seeds_per_run, budget=args.budget,
-                         runs=1)
+    config = row_config(args, runs=1)
     web = OfflineWeb(args.web)
     topic = bench_topic(web, config)
     [seeds] = draw_seeds(topic, config)

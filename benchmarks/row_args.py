@@ -1,0 +1,23 @@
+"""The command line of a benchmark of one suite row: its web, topic, seeds per run and budget, and a strategy."""
+
+from __future__ import annotations
+
+import argparse
+
+from focuscrawl.config import BenchConfig
+
+
+def row_parser(doc: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("web")
+    parser.add_argument("topic")
+    parser.add_argument("--seeds-per-run", type=int, default=1)
+    parser.add_argument("--budget", type=int, default=1000)
+    parser.add_argument("--strategy", default="adaptive")
+    return parser
+
+
+def row_config(args: argparse.Namespace, runs: int, max_per_domain: int | None = None) -> BenchConfig:
+    """The benchmark configuration of the row, as ``focuscrawl bench`` would build it."""
+    return BenchConfig(web=args.web, topic=args.topic, seeds_per_run=args.seeds_per_run, budget=args.budget,
+                       runs=runs, max_per_domain=max_per_domain)
