@@ -54,9 +54,9 @@ LINK_FARM = "link farm"
 PROBE = "soft-404 probe"
 DUPLICATE = "duplicate of "
 
-__all__ = ["DUPLICATE", "HOST_FAILING", "LINK_FARM", "PROBE", "SOFT_404", "TRAP_PATTERN", "CanonicalSettings", "DefenceSettings",
-           "Defences", "HostHealthSettings", "LinkFarmSettings", "NearDuplicateSettings", "UrlAliasSettings", "Soft404Settings", "TrapSettings",
-           "UrlHygieneSettings", "is_failure", "url_patterns"]
+__all__ = ["DUPLICATE", "HOST_FAILING", "LINK_FARM", "PROBE", "SOFT_404", "TRAP_PATTERN", "CanonicalSettings",
+           "DefenceSettings", "Defences", "HostHealthSettings", "LinkFarmSettings", "NearDuplicateSettings",
+           "Soft404Settings", "TrapSettings", "UrlAliasSettings", "UrlHygieneSettings", "is_failure", "url_patterns"]
 
 
 def duplicate_of(url: str) -> str:
@@ -133,8 +133,9 @@ class Defences:
     hosts: HostHealth | None = None
     soft_404: Soft404 | None = None
     traps: TrapPatterns | None = None
-    aliases: UrlAliases | None = None  # a checkpoint from before this defence unpickles with None, as farms
-    farms: LinkFarms | None = None  # a checkpoint from before this defence unpickles with None: it crawled without it
+    # a checkpoint from before these two defences unpickles with None for them: that crawl ran without them
+    aliases: UrlAliases | None = None
+    farms: LinkFarms | None = None
     skipped: set[str] = field(default_factory=set)  # URLs kept out of the frontier (pending when their rule closed)
 
     reading: NearDuplicateSettings = field(default_factory=NearDuplicateSettings)  # how a page's text is read
