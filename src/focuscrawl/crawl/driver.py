@@ -148,7 +148,7 @@ class CrawlDriver:
             self._busy.clear()
 
     def _ready_waiting(self) -> str | None:
-        """The oldest waiting URL of a slot that has room now, if any."""
+        """The first-waiting URL of the first slot (in the order slots began waiting) that has room now, if any."""
         for slot, urls in self._waiting.items():
             if self._busy[slot] < self._capacity:
                 url = urls.popleft()
