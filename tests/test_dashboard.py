@@ -110,6 +110,9 @@ class GatedFetcher:
         await self.inner.aclose()
 
 
+PROBLEM_KINDS = ("HTTP 404", "HTTP 503", "robots.txt", "timeout")  # what build_live_web's troubles are called
+
+
 class LiveCrawl:
     """A crawl of the live web served on loopback, in a thread, that the test can pause and resume."""
 
@@ -125,6 +128,7 @@ class LiveCrawl:
         self.fetcher: GatedFetcher | None = None
         self.error: BaseException | None = None
         self.committed = 0
+        self.problems: set[str] = set()  # the kinds of trouble the committed steps met, as the dashboard names them
         self.started = threading.Event()
         self.thread = threading.Thread(target=self._main, daemon=True)
 
@@ -152,6 +156,9 @@ class LiveCrawl:
                                            plot=False, fetcher=self.fetcher, concurrency=4, **self.settings)
                     self.started.set()
                     async for record in self.crawler.run():
+                        kind = problem_kind(record.status, record.error)
+                        if kind is not None:
+                            self.problems.add(kind[0])
                         self.committed = record.step + 1
 
         try:
@@ -172,6 +179,15 @@ class LiveCrawl:
             assert self.error is None, self.error
             assert self.thread.is_alive(), "the crawl ended early"
             assert time.monotonic() < deadline, f"the crawl did not reach {n} steps ({self.committed})"
+            time.sleep(0.05)
+
+    def wait_problems(self, kinds: tuple[str, ...], timeout: float = 120) -> None:
+        """Until the crawl has met each kind of trouble: which it meets first depends on how its fetches race."""
+        deadline = time.monotonic() + timeout  # a hang guard
+        while not set(kinds) <= self.problems:
+            assert self.error is None, self.error
+            assert self.thread.is_alive(), f"the crawl ended before meeting {set(kinds) - self.problems}"
+            assert time.monotonic() < deadline, f"the crawl did not meet {set(kinds) - self.problems}"
             time.sleep(0.05)
 
     def pause(self, timeout: float = 120) -> int:
@@ -754,6 +770,7 @@ def test_the_live_page_follows_a_crawl_of_a_served_web(tmp_path):
 
             crawl.resume()
             crawl.wait_steps(first + 60)
+            crawl.wait_problems(PROBLEM_KINDS)
             second = crawl.pause()
             # the page polls by itself: no reload
             browser.wait_for(f"Number(document.body.dataset.steps) === {second}")
@@ -765,7 +782,7 @@ def test_the_live_page_follows_a_crawl_of_a_served_web(tmp_path):
             assert two["scripts"] == 0  # every script carries the CSP nonce
             # the served web's troubles, each in its own kind
             kinds = " | ".join(two["problems"])
-            for kind in ("HTTP 404", "HTTP 503", "robots.txt", "timeout"):
+            for kind in PROBLEM_KINDS:
                 assert kind in kinds, kinds
             assert {"birds.test", "nest.test", "trains.test"} <= set(two["hosts"])
             assert {"birds.test", "nest.test"} <= set(two["relevantHosts"])
