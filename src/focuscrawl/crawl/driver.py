@@ -113,12 +113,13 @@ class CrawlDriver:
                                 break
                             url = selection.url
                             self.store.log_select(url)
-                        if self._slot is not None and self._busy[self._slot(url)] >= self._capacity:
-                            self._waiting.setdefault(self._slot(url), deque()).append(url)
-                            self._waiting_count += 1
-                            continue
-                    if self._slot is not None:
-                        self._busy[self._slot(url)] += 1
+                    slot = self._slot(url) if self._slot is not None else None
+                    if slot is not None and self._busy[slot] >= self._capacity:
+                        self._waiting.setdefault(slot, deque()).append(url)
+                        self._waiting_count += 1
+                        continue
+                    if slot is not None:
+                        self._busy[slot] += 1
                     task = asyncio.create_task(self._fetch(url))
                     self.pending[task] = (self._order, url)
                     self._order += 1
