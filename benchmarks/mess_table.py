@@ -9,8 +9,9 @@
 Per strategy: the median over rows of its mean AUC/oracle on the clean suite and on the messy one (each against
 its own web's oracle), their ratio per row (median and worst row), the same for relevant pages found at the
 budget (which does not depend on how well the oracle copes with the mess), and the share of the budget spent on
-what the mess injected (``focuscrawl.bench.runner.SPENT_KINDS``), in all and by kind (pages per 1,000). Then
-the rows, for the strategy named by ``--rows-of``.
+what the mess injected (``focuscrawl.bench.runner.SPENT_KINDS``), in all, without dead links (soft 404s at URLs the
+clean web links to and answers 404: the same fetch there; folders from before messy webs version 3 count them as
+soft 404s) and by kind (pages per 1,000). Then the rows, for the strategy named by ``--rows-of``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import json
 import statistics
 from pathlib import Path
 
-from focuscrawl.bench.runner import SPENT_KINDS
+from focuscrawl.bench.runner import DEAD_LINK, SPENT_KINDS
 
 
 def rows_of(folder: Path) -> dict[str, dict[str, dict]]:
@@ -41,7 +42,7 @@ def main() -> None:
     clean = rows_of(args.clean)
     strategies = args.strategy.split(",")
     print("| suite | strategy | AUC/oracle median (clean) | messy/clean AUC/oracle: median, worst row | "
-          "messy/clean relevant pages: median, worst row | injected share | per 1,000 pages: "
+          "messy/clean relevant pages: median, worst row | injected share (without dead links) | per 1,000 pages: "
           + ", ".join(SPENT_KINDS) + " |")
     print("|---|---|---|---|---|---|---|")
     for folder in args.messy:
@@ -57,10 +58,11 @@ def main() -> None:
             spent = {k: statistics.fmean(m.get("spent_mean", {}).get(k, 0.0) * 1000 / m["steps_mean"]
                                          for _, m in pairs) for k in SPENT_KINDS}
             share = statistics.fmean(m.get("injected_share_mean", 0.0) for _, m in pairs)
+            live = share - spent[DEAD_LINK] / 1000
             print(f"| {folder.name} | {s} | {statistics.median(m['auc_ratio_mean'] for _, m in pairs):.3f} "
                   f"({statistics.median(c['auc_ratio_mean'] for c, _ in pairs):.3f}) | "
                   f"{statistics.median(auc):.3f}, {min(auc):.3f} | {statistics.median(pages):.3f}, {min(pages):.3f} | "
-                  f"{share:.1%} | " + ", ".join(f"{spent[k]:.0f}" for k in SPENT_KINDS) + " |")
+                  f"{share:.1%} ({live:.1%}) | " + ", ".join(f"{spent[k]:.0f}" for k in SPENT_KINDS) + " |")
     print()
     s = args.rows_of
     print(f"`{s}` per row: AUC/oracle clean, then per messy folder AUC/oracle, relevant pages messy/clean, "

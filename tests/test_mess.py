@@ -256,7 +256,7 @@ def test_soft_404_hosts_answer_every_path(webs):
         assert messy.pathology(url) == "soft-404"
     for record in source.records():  # WEB's dead ends on a soft-404 host became not-found pages
         if record.status == 404 and host_name(record.url) in soft:
-            assert messy.stored(record.url).status == 200 and messy.injected()[record.url].kind == "soft-404"
+            assert messy.stored(record.url).status == 200 and messy.injected()[record.url].kind == "dead-link"
     plain = [h for h in {host_name(r.url) for r in messy.records()} if h not in soft]
     probes = [f"http://{host}/nothing" for host in sorted(plain)]
     answered = [messy.fetch(url).status for url in probes if _ok(messy, url)]

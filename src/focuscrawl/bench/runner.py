@@ -34,8 +34,11 @@ ORACLE = "oracle"
 # its URL is the original's.
 COPY_KINDS = ("session", "tracking", "mirror", "twin", "near-duplicate")
 FIRST_COPY = "first fetch of a page by a copy's URL"
-SPENT_KINDS = ("calendar", "pagination", "facet", "farm", *COPY_KINDS, "redirect-loop", "soft-404", "failing",
-               "timeout")
+SPENT_KINDS = ("calendar", "pagination", "facet", "farm", *COPY_KINDS, "redirect-loop", "soft-404", "dead-link",
+               "failing", "timeout")
+# A dead link is a soft 404 at a URL the clean web links to and has no page for: the same fetch there (a 404). It is
+# spent as the issue counts soft 404s, and reported apart, since no crawler can tell a dead link before fetching it.
+DEAD_LINK = "dead-link"
 
 
 @dataclass

@@ -282,10 +282,12 @@ class CrawlEngine:
         if defences.hosts is not None and defences.hosts.record(host, page, step):
             verdict, hidden = verdict or HOST_FAILING, True
             self._close_host(host, skipped, HOST_FAILING)
-        if (defences.farms is not None and not probe and page.ok and not verdict
-                and defences.farms.record(host, page.text)):
-            verdict, hidden, relevance, candidates = LINK_FARM, True, 0.0, []
-            self._close_host(host, skipped, LINK_FARM)
+        if defences.farms is not None and not probe and page.ok and not verdict:
+            farms = defences.farms.record(host, page.text, {domain_of(url) for url, _ in candidates})
+            for farm in farms:
+                self._close_host(farm, skipped, LINK_FARM)
+            if host in farms:
+                verdict, hidden, relevance, candidates = LINK_FARM, True, 0.0, []
         reward = 1.0 if relevance >= REWARD_THRESHOLD else 0.0
         foreign: list[tuple[str, str]] = []
         links = self._new_links(url, candidates, foreign, skipped) if candidates else []

@@ -52,7 +52,7 @@ from focuscrawl.web.behaviour import HostBehaviour, host_name, not_found_page, s
 from focuscrawl.web.html import clean_text, insert_html, links_nav, parse_document, rewrite_links
 from focuscrawl.web.store import WEB_FILE, OfflineWeb, WebWriter
 
-MESS_VERSION = 2  # bump when a change alters the web a given source, profile and seed give
+MESS_VERSION = 3  # bump when a change alters the web a given source, profile and seed give
 IDF_PAGES = 2000  # pages of WEB the farms' tf-idf takes its idf from, spread evenly: plenty, and fast
 
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -247,7 +247,7 @@ PROFILES: dict[str, MessProfile] = {"default": MessProfile(), "none": _profile_n
 
 # The kinds of the ``injected`` table, in the order reports list them.
 KINDS = ("calendar", "pagination", "facet", "farm", "session", "tracking", "mirror", "twin", "near-duplicate",
-         "redirect", "redirect-loop", "soft-404")
+         "redirect", "redirect-loop", "soft-404", "dead-link")
 
 
 def make_profile(name: str = "default", settings: Mapping[str, Any] | None = None) -> MessProfile:
@@ -1177,8 +1177,10 @@ class _Mess:
             if behaviour is None or behaviour.soft_404 is None:
                 continue
             title, text = not_found_page(url)
+            # a link of WEB's that led nowhere is a dead link, with a 404 on the clean web the same fetch as here; a
+            # mistyped link the mess added is a soft 404 of its own
             page = _Page(url, title=title, text=text, links=list(behaviour.soft_404),
-                         kind=self.dead.pop(url, "soft-404"))
+                         kind=self.dead.pop(url, "dead-link"))
             if url in self.rows:
                 self.rows[url] = page  # a dead end of WEB, now a soft 404 (its row keeps its place)
             else:

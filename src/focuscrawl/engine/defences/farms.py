@@ -18,6 +18,12 @@ pages: on the two clean webs no host has more than 12 (Cornell's department, of 
 order, closes a host (``python -m benchmarks.defences_on_clean``); the messy web's farm pages are stuffed 85-89% of
 the time, so a farm is closed after about 20 of its pages.
 
+Farms come in alliances: their pages link to each other to lend each other rank (Gyöngyi and Garcia-Molina, "Link
+spam alliances", VLDB 2005; Wu and Davison, "Identifying link farm spam pages", WWW 2005, grow a known farm's set
+along its links). So once a host is closed as a farm, the hosts its stuffed pages linked to are *suspects*: one of
+them is closed on the same share of stuffed pages after only ``suspect_min_pages`` judged pages. Only a farm closed
+in the crawl makes a suspect, so on a web where no host is ever closed (the clean webs) nothing changes.
+
 Pages in scripts written without spaces between words (Chinese, Japanese, Thai) are never judged: a run of their
 letters is a phrase, not a word.
 """
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -47,7 +54,9 @@ class LinkFarmSettings(BaseModel):
     min_words: Annotated[int, Field(ge=1)] = Field(30, description="words a page needs to be judged at all")
     min_pages: Annotated[int, Field(ge=1)] = Field(20, description="judged pages of a host before it can be closed")
     farm_share: Annotated[float, Field(ge=0, le=1)] = Field(
-        0.8, description="share of a host's judged pages that must be stuffed to close it")
+        0.65, description="share of a host's judged pages that must be stuffed to close it")
+    suspect_min_pages: Annotated[int, Field(ge=1)] = Field(
+        5, description="judged pages before a host that a closed farm's stuffed pages link to can be closed")
 
 
 _READ = 2000  # characters of a page read (about 300 words): a stuffed page is stuffed from its start
@@ -66,25 +75,46 @@ def short_word_share(text: str, min_words: int) -> float | None:
 
 
 class LinkFarms:
-    """Per host, the pages judged and those stuffed; the hosts closed as farms."""
+    """Per host, the pages judged and those stuffed, and the hosts its stuffed pages link to; the hosts closed as
+    farms and the suspects (hosts a closed farm links to)."""
 
     def __init__(self, settings: LinkFarmSettings):
         self.settings = settings
         self.judged: Counter[str] = Counter()
         self.stuffed: Counter[str] = Counter()
+        self.linked: dict[str, set[str]] = {}  # host -> hosts its stuffed pages link to (until it is closed)
+        self.suspects: set[str] = set()
         self.closed: set[str] = set()
 
-    def record(self, host: str, text: str) -> bool:
-        """Read a fetched page's main text; True when it closes its host."""
+    def record(self, host: str, text: str, link_hosts: Iterable[str] = ()) -> list[str]:
+        """Read a fetched page's main text (``link_hosts``: the hosts of its links); returns the hosts it closes: its
+        own, and suspects it makes that have already shown enough stuffed pages."""
         if host in self.closed:
-            return False
+            return []
         share = short_word_share(text, self.settings.min_words)
         if share is None:
-            return False
+            return []
         self.judged[host] += 1
-        self.stuffed[host] += share < self.settings.max_short_share
-        if (self.judged[host] >= self.settings.min_pages
-                and self.stuffed[host] >= self.settings.farm_share * self.judged[host]):
-            self.closed.add(host)
-            return True
-        return False
+        if share < self.settings.max_short_share:
+            self.stuffed[host] += 1
+            self.linked.setdefault(host, set()).update(link_hosts)
+        if not self._is_farm(host):
+            return []
+        closed = [host]
+        self.closed.add(host)
+        suspects = self.linked.pop(host, set()) - self.closed
+        self.suspects |= suspects
+        for suspect in sorted(suspects):
+            if self._is_farm(suspect):
+                self.closed.add(suspect)
+                self.linked.pop(suspect, None)
+                closed.append(suspect)
+        return closed
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update({"linked": {}, "suspects": set()} | state)  # a checkpoint from before suspects
+
+    def _is_farm(self, host: str) -> bool:
+        min_pages = self.settings.suspect_min_pages if host in self.suspects else self.settings.min_pages
+        judged = self.judged[host]
+        return judged >= min_pages and self.stuffed[host] >= self.settings.farm_share * judged
