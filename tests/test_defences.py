@@ -543,6 +543,28 @@ def test_a_link_farm_host_is_closed_after_a_few_pages_and_no_written_host_is(tmp
     messy.close()
 
 
+def test_hosts_a_closed_farm_links_to_are_suspects_closed_after_fewer_pages():
+    """Farm alliances: once a host is closed as a farm, the hosts its stuffed pages linked to need only
+    ``suspect_min_pages`` judged pages; a host it links to whose pages are written text is never closed, and a host
+    no closed farm links to keeps the full allowance."""
+    from focuscrawl.engine.defences.farms import LinkFarms, LinkFarmSettings
+
+    stuffed = "bird nest migration songbird plumage feather beak flight wing egg " * 4
+    written = "The bird builds a nest in the tall grass and lays two eggs, which both of its parents keep warm. " * 3
+    farms = LinkFarms(LinkFarmSettings(min_pages=10, suspect_min_pages=3))
+    for _ in range(2):  # two pages on each, before any farm is known
+        assert farms.record("b.test", stuffed, ["c.test"]) == []
+        assert farms.record("w.test", written) == []
+        assert farms.record("d.test", stuffed) == []
+    closed = [farms.record("a.test", stuffed, ["a.test", "b.test", "w.test"]) for _ in range(10)]
+    assert closed[:9] == [[]] * 9 and closed[9] == ["a.test"]  # the farm itself closes on its 10th page
+    assert farms.suspects == {"b.test", "w.test"}
+    assert farms.record("b.test", stuffed) == ["b.test"]  # its 3rd judged page; it makes c.test a suspect in turn
+    assert "c.test" in farms.suspects and "c.test" not in farms.closed  # not judged yet
+    assert farms.record("w.test", written) == [] and "w.test" not in farms.closed  # written text: never a farm
+    assert farms.record("d.test", stuffed) == [] and "d.test" not in farms.closed  # not linked: full allowance
+
+
 def test_short_word_share_reads_written_text_not_keywords_and_leaves_unspaced_scripts_alone():
     from focuscrawl.engine.defences.farms import short_word_share
 
