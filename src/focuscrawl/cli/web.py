@@ -49,14 +49,17 @@ build_app.command("embedded")(_build_command(
 
 @build_app.command("debian")
 def debian_cmd(
-    src: Annotated[Path, typer.Argument(metavar="SRC", help="folder with Packages(.xz) and Translation-en(.xz) of main")],
+    src: Annotated[Path, typer.Argument(metavar="SRC",
+                                        help="folder with Packages(.xz) and Translation-en(.xz) of main")],
     out_dir: Annotated[Path, typer.Argument(metavar="OUT")],
     overwrite: bool = False,
     download: Annotated[Optional[str], typer.Option(
-        metavar="SUITE", help=f"first fetch SUITE's index ({DEFAULT_SUITE}, trixie, ...) from deb.debian.org into SRC")] = None,
+        metavar="SUITE", help=f"first fetch SUITE's index ({DEFAULT_SUITE}, trixie, ...) from deb.debian.org into SRC"),
+    ] = None,
     reverse_links: Annotated[int, typer.Option(min=0, help="'used by' links a page keeps at most")] = 20,
     hubs: Annotated[bool, typer.Option(help="add a site per maintainer listing its projects (a strong topic "
-                                            "directory for team-maintained topics: check rows are not won by one)")] = False,
+                                            "directory for team-maintained topics: check rows are not won by one)"),
+    ] = False,
     split_code_hosts: Annotated[bool, typer.Option(help="github.com/OWNER -> OWNER.github.io etc.")] = True,
 ) -> None:
     """Debian's package index -> many-site web: a page per upstream project, relation links, debtags/Blends labels."""

@@ -276,7 +276,7 @@ def _hub_slug(maintainer: str) -> str:
 
 def build_debian(src: Path, out: Path, overwrite: bool = False, *, reverse_links: int = 20, hubs: bool = False,
                  split_code_hosts: bool = True, hub_page_size: int = 25) -> Path:
-    """Convert Debian's index at ``src`` (Packages, Translation-en, optionally Release) into an offline web at ``out``."""
+    """Convert Debian's index at ``src`` (Packages, Translation-en, optionally Release) into an offline web."""
     if reverse_links < 0:
         raise ValueError("reverse_links must be 0 or more")
     packages, descriptions, files = load_packages(src)
