@@ -69,7 +69,7 @@ DEAD = "https://packages.debian.org/bookworm/nohome-data"
 def _write(folder: Path, compress: bool = False, release: bool = True) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     files = {"Packages": "\n".join(p for p, _ in STANZAS), "Translation-en": "\n".join(t for _, t in STANZAS)}
-    hashes = []
+    hashes = [f" {'0' * 64} 10 contrib/binary-amd64/Packages", f" {'0' * 64} 10 contrib/i18n/Translation-en"]
     for name, text in files.items():
         data = lzma.compress(text.encode()) if compress else text.encode()
         path = folder / (name + (".xz" if compress else ""))

@@ -283,7 +283,8 @@ def build_debian(src: Path, out: Path, overwrite: bool = False, *, reverse_links
     release = read_release(Path(src))
     listed = release_hashes(release)
     for name, info in files.items():
-        expected = next((h for path, h in listed.items() if path.endswith("/" + name)), None)
+        # main's amd64 index: the Release lists every component's and architecture's under the same file names
+        expected = listed.get(f"main/{'binary-amd64' if name.startswith('Packages') else 'i18n'}/{name}")
         info["matches_release"] = None if expected is None else expected == info["sha256"]
     codename = release.get("Codename") or release.get("Suite") or "stable"
     labels = package_labels(packages)
