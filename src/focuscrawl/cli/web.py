@@ -13,6 +13,7 @@ import typer
 from focuscrawl.cli.common import console, fail, out, run
 from focuscrawl.config import parse_override
 from focuscrawl.web import resolve_web_dir
+from focuscrawl.web.debian import DEFAULT_SUITE, build_debian, download_index
 from focuscrawl.web.mess import PROFILES, MessReport, make_profile, mess_web
 from focuscrawl.web.serve import serve_web
 from focuscrawl.web.store import OfflineWeb
@@ -44,6 +45,29 @@ build_app.command("webkb")(_build_command(
     build_webkb, "WebKB 4-universities raw crawl -> offline web with real URLs; links leaving the set answer 404."))
 build_app.command("embedded")(_build_command(
     build_embedded, "Regenerate the small demo web shipped in the package from Wikispeedia."))
+
+
+@build_app.command("debian")
+def debian_cmd(
+    src: Annotated[Path, typer.Argument(metavar="SRC",
+                                        help="folder with Packages(.xz) and Translation-en(.xz) of main")],
+    out_dir: Annotated[Path, typer.Argument(metavar="OUT")],
+    overwrite: bool = False,
+    download: Annotated[Optional[str], typer.Option(
+        metavar="SUITE", help=f"first fetch SUITE's index ({DEFAULT_SUITE}, trixie, ...) from deb.debian.org into SRC"),
+    ] = None,
+    reverse_links: Annotated[int, typer.Option(min=0, help="'used by' links a page keeps at most")] = 20,
+    hubs: Annotated[bool, typer.Option(help="add a site per maintainer listing its projects (a strong topic "
+                                            "directory for team-maintained topics: check rows are not won by one)"),
+    ] = False,
+    split_code_hosts: Annotated[bool, typer.Option(help="github.com/OWNER -> OWNER.github.io etc.")] = True,
+) -> None:
+    """Debian's package index -> many-site web: a page per upstream project, relation links, debtags/Blends labels."""
+    if download is not None:
+        run(lambda: download_index(download, src))
+    run(lambda: build_debian(src, out_dir, overwrite=overwrite, reverse_links=reverse_links, hubs=hubs,
+                             split_code_hosts=split_code_hosts))
+    print_info(out_dir)
 
 
 @web_app.command("import-warc")
