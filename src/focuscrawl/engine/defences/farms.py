@@ -38,6 +38,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from focuscrawl.topic.text import words
+from focuscrawl.urls import domain_of
 
 # Scripts written without spaces between words: Thai and Lao, and from CJK radicals on (kana, hangul, han).
 _UNSPACED = re.compile(r"[\u0e00-\u0eff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]")
@@ -59,6 +60,7 @@ class LinkFarmSettings(BaseModel):
         5, description="judged pages before a host that a closed farm's stuffed pages link to can be closed")
 
 
+_CLEAR_PAGES = 100  # judged pages of a host before it can be cleared
 _READ = 2000  # characters of a page read (about 300 words): a stuffed page is stuffed from its start
 
 
@@ -85,11 +87,13 @@ class LinkFarms:
         self.linked: dict[str, set[str]] = {}  # host -> hosts its stuffed pages link to (until it is closed)
         self.suspects: set[str] = set()
         self.closed: set[str] = set()
+        self.cleared: set[str] = set()  # hosts read enough to be sure they are written text: no longer read
 
-    def record(self, host: str, text: str, link_hosts: Iterable[str] = ()) -> list[str]:
-        """Read a fetched page's main text (``link_hosts``: the hosts of its links); returns the hosts it closes: its
-        own, and suspects it makes that have already shown enough stuffed pages."""
-        if host in self.closed:
+    def record(self, host: str, text: str, links: Iterable[str] = ()) -> list[str]:
+        """Read a fetched page's main text (``links``: its links' URLs, whose hosts are read only when the page is
+        stuffed); returns the hosts it closes: its own, and suspects it makes that have already shown enough
+        stuffed pages."""
+        if host in self.closed or host in self.cleared:
             return []
         share = short_word_share(text, self.settings.min_words)
         if share is None:
@@ -97,8 +101,13 @@ class LinkFarms:
         self.judged[host] += 1
         if share < self.settings.max_short_share:
             self.stuffed[host] += 1
-            self.linked.setdefault(host, set()).update(link_hosts)
+            self.linked.setdefault(host, set()).update(domain_of(url) for url in links)
         if not self._is_farm(host):
+            # Reading costs a tenth of a millisecond a page. A host of 100 judged pages under half the farm share
+            # would need about as many stuffed pages in a row to become a farm: it is read no more.
+            judged = self.judged[host]
+            if judged >= _CLEAR_PAGES and self.stuffed[host] < 0.5 * self.settings.farm_share * judged:
+                self.cleared.add(host)
             return []
         closed = [host]
         self.closed.add(host)
@@ -112,7 +121,7 @@ class LinkFarms:
         return closed
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update({"linked": {}, "suspects": set()} | state)  # a checkpoint from before suspects
+        self.__dict__.update({"linked": {}, "suspects": set(), "cleared": set()} | state)  # a checkpoint from before
 
     def _is_farm(self, host: str) -> bool:
         min_pages = self.settings.suspect_min_pages if host in self.suspects else self.settings.min_pages
