@@ -47,6 +47,11 @@ BOOTSTRAP_SAMPLES = 2000
 ROW_FILE = "row.json"  # beside a row's summary.json: the settings it was made with
 # A row's web and topic come from the row, its strategies from the suite and its folder from --out.
 NOT_DEFAULTS = ("web", "topic", "strategies", "out")
+# How a missing web is built, when its builder takes more than SRC and OUT: the Debian web downloads its index into
+# SRC, from the Debian release the suite's figures were made on (docs/web-format.md, "The Debian web").
+BUILD_OPTIONS = {"debian": "--download bookworm "}
+DATASET_SRC = "SRC: the published dataset's folder"
+SRC_HINTS = {"debian": "SRC: a folder for the downloaded index"}
 
 
 class SuiteError(ValueError):
@@ -154,7 +159,8 @@ def web_dir(name: str, webs: Path, mess: str | None = None, say: Callable[[str],
     directory = embedded_web_dir() if name == "embedded" else Path(webs) / name
     if not (directory / WEB_FILE).is_file():
         raise SuiteError(f"web {name!r} not found ({directory / WEB_FILE} does not exist): build it with "
-                         f"`focuscrawl web build {name} SRC {directory}` (SRC: the published dataset's folder), "
+                         f"`focuscrawl web build {name} {BUILD_OPTIONS.get(name, '')}SRC {directory}` "
+                         f"({SRC_HINTS.get(name, DATASET_SRC)}), "
                          "or give --webs the folder that holds it")
     if mess is None:
         return directory
