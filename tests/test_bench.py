@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from typer.testing import CliRunner
 
+from conftest import BIRD_WORDS, OTHER_WORDS, _text
 from focuscrawl.bench.protocol import TopicError, load_topic, topic_keywords
 from focuscrawl.bench.runner import run_benchmark
 from focuscrawl.cli.main import app
@@ -15,7 +17,8 @@ from focuscrawl.web import embedded_web_dir
 from focuscrawl.web.store import OfflineWeb, WebWriter
 
 FIELDS = {"strategy", "runs", "harvest_rate_mean", "harvest_rate_std", "relevant_pages_mean",
-          "relevant_domains_mean", "oracle_ratio_mean", "auc_ratio_mean", "decision_ms_mean", "wall_s"}
+          "relevant_domains_mean", "oracle_ratio_mean", "auc_ratio_mean", "domains_auc_ratio_mean", "decision_ms_mean",
+          "wall_s"}
 
 
 def test_bench_on_embedded_web(tmp_path):
@@ -41,6 +44,60 @@ def test_bench_on_embedded_web(tmp_path):
         return [{k: v for k, v in r.items() if k not in ("decision_ms_mean", "wall_s")} for r in s["strategies"]]
 
     assert strip(again) == strip(summary), "same command, same numbers"
+
+
+def build_many_host_web(directory):
+    """A seed on seed.test links an irrelevant hub, x.test, and the head of a chain of 8 relevant pages on a.test;
+    the hub links one relevant page on each of b.test, c.test and d.test. The examples come from train.test, so
+    every relevant page off it is scored. The oracle takes relevant frontier URLs first: the whole chain, then the
+    hub and its three hosts; BFS takes the hub second and the three hosts by step 6."""
+    with WebWriter(directory, {"name": "hosts", "topic_defaults": {"train_host_pattern": r"train\.test$"}}) as w:
+        def page(url: str, label: str, words: str, i: int) -> None:
+            w.add_page(url, title=url, text=_text(words, i), labels=[label])
+
+        for i in range(6):
+            page(f"http://train.test/{i}", "birds" if i % 2 else "other", BIRD_WORDS if i % 2 else OTHER_WORDS, i)
+        page("http://seed.test/", "birds", BIRD_WORDS, 0)
+        page("http://x.test/", "other", OTHER_WORDS, 1)
+        chain = [f"http://a.test/{i}" for i in range(8)]
+        w.add_link("http://seed.test/", "http://x.test/", "more")
+        w.add_link("http://seed.test/", chain[0], "bird")
+        for i, url in enumerate(chain):
+            page(url, "birds", BIRD_WORDS, i + 2)
+            if i + 1 < len(chain):
+                w.add_link(url, chain[i + 1], "bird")
+        for host in "bcd":
+            page(f"http://{host}.test/", "birds", BIRD_WORDS, 5)
+            w.add_link("http://x.test/", f"http://{host}.test/", "bird")
+    return directory
+
+
+def test_the_host_curve_and_domains_auc(tmp_path):
+    """Each run records relevant hosts after each step (the engine's relevant_hosts), padded to the budget like the
+    page curve; domains-AUC/oracle is its sum over the oracle's on the same seeds. The oracle plans for pages, not
+    hosts, so a strategy can beat it on hosts while behind it on pages."""
+    web = build_many_host_web(tmp_path / "web")
+    # half the web's pages: only seed.test's page reaches that many, so every run starts there
+    summary = run_benchmark(BenchConfig(web=str(web), topic="birds", strategies=["bfs"], budget=20, runs=2,
+                                        seed_reach_share=0.5, out=tmp_path / "out"))
+    runs = [json.loads(line) for line in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
+    curves = {(r["strategy"], r["run"]): r for r in runs}
+    assert all(r["seeds"] == ["http://seed.test/"] and r["steps"] == 13 for r in runs)  # all 13 pages, then none
+    for r in runs:
+        hosts = r["host_curve"]
+        assert len(hosts) == len(r["curve"]) == 20 and hosts[-1] == r["relevant_domains"] == 5
+        assert all(0 <= b - a <= c - d for a, b, d, c in zip(hosts, hosts[1:], r["curve"], r["curve"][1:])), \
+            "a host is counted only at a relevant page's step, once"
+    assert curves["oracle", 0]["host_curve"][:13] == [1] + [2] * 9 + [3, 4, 5]
+    assert curves["bfs", 0]["host_curve"][:7] == [1, 1, 2, 3, 4, 5, 5]
+    rows = {row["strategy"]: row for row in summary["strategies"]}
+    oracle_sum, bfs_sum = (sum(curves[name, 0]["host_curve"]) for name in ("oracle", "bfs"))
+    assert rows["bfs"]["domains_auc_ratios"] == [pytest.approx(bfs_sum / oracle_sum)] * 2
+    assert rows["bfs"]["domains_auc_ratio_mean"] == pytest.approx(86 / 66)  # above 1.0 ...
+    assert rows["bfs"]["auc_ratio_mean"] < 1.0  # ... while behind the oracle on pages
+    assert rows["oracle"]["domains_auc_ratios"] == [1.0, 1.0]
+    assert "| domains AUC/oracle |" in (tmp_path / "out" / "summary.md").read_text()
+    assert "| 1.303 |" in (tmp_path / "out" / "summary.md").read_text()
 
 
 def test_seeds_and_examples_are_deterministic_and_relevant():
@@ -141,7 +198,21 @@ def test_global_score_is_the_geometric_mean_of_per_web_oracle_ratios(tmp_path):
                   for s in per_web]
         assert row["per_web_score"] == ratios
         assert row["global_score"] == pytest.approx(geometric_mean(ratios))
+        domains = [next(r for r in s["strategies"] if r["strategy"] == row["strategy"])["domains_auc_ratio_mean"]
+                   for s in per_web]
+        assert row["global_domains_auc"] == pytest.approx(geometric_mean(domains))
     assert (tmp_path / "global.md").read_text().startswith("# Global score over 2 webs")
+    assert "| global domains AUC |" in (tmp_path / "global.md").read_text()
+    # a web's summary from before domains-AUC: no global domains AUC, shown "-", the rest as before
+    from focuscrawl.bench.global_score import combine, global_markdown
+
+    for summary in per_web:
+        for entry in summary["strategies"]:
+            del entry["domains_auc_ratio_mean"]
+    old = combine(per_web, budget=40, runs=1, max_per_domain=None, seed=0)
+    assert [row["global_score"] for row in old["strategies"]] == [row["global_score"] for row in scores["strategies"]]
+    assert all(math.isnan(row["global_domains_auc"]) for row in old["strategies"])
+    assert "| - |" in global_markdown(old)
 
 
 def test_strategy_options_reach_the_policy_and_bad_ones_fail_early(tmp_path):

@@ -72,6 +72,28 @@ def test_a_suite_runs_through_the_cli_and_a_second_run_reuses_its_rows(tmp_path)
     reran = json.loads((out / "suite.json").read_text())
     assert all(row["reused"] for row in reran["rows"]) and summary.stat().st_mtime_ns == written
     assert reran["tables"] == data["tables"]
+    for entry in data["tables"]["all"]["strategies"]:
+        assert entry["domains_auc_rows"] == 2 and entry["domains_auc_median"] >= 0.0
+    assert "domains AUC/oracle median" in markdown
+
+    # A row folder written before domains-AUC was recorded (same settings, so reused): its summary has no
+    # domains_auc_ratio_mean nor domains_auc_ratios. The suite reads it and says over how many rows it took that median.
+    old = json.loads(summary.read_text())
+    for entry in old["strategies"]:
+        del entry["domains_auc_ratio_mean"], entry["domains_auc_ratios"]
+    summary.write_text(json.dumps(old))
+    mixed = runner.invoke(app, command)
+    assert mixed.exit_code == 0, mixed.output
+    result = json.loads((out / "suite.json").read_text())
+    assert all(row["reused"] for row in result["rows"])
+    table = {entry["strategy"]: entry for entry in result["tables"]["all"]["strategies"]}
+    held_out = {entry["strategy"]: entry for entry in result["tables"]["held-out"]["strategies"]}
+    assert table["bfs"]["domains_auc_rows"] == 1
+    assert table["bfs"]["domains_auc_median"] == held_out["bfs"]["domains_auc_median"]
+    tuning = {entry["strategy"]: entry for entry in result["tables"]["tuning"]["strategies"]}
+    assert tuning["bfs"]["domains_auc_rows"] == 0 and np.isnan(tuning["bfs"]["domains_auc_median"])
+    markdown = (out / "suite.md").read_text()
+    assert "(1 of 2 rows)" in markdown and "## Tuning half" in markdown
 
     # Other settings are another row's results: recomputed, not reused.
     changed = runner.invoke(app, [*command, "--rows", "Biology", "-s", "budget=30"])
@@ -116,7 +138,7 @@ def test_the_dev_suite_is_packaged_with_balanced_halves(tmp_path):
     path = find_suite("dev")
     assert path == SUITES_DIR / "dev.yml"
     suite = load_suite(path)
-    assert len(suite.rows) == 17
+    assert len(suite.rows) == 22
     for half in ("tuning", "held-out"):
         rows = [row for row in suite.rows if row.half == half]
         assert sum(row.web == "wikispeedia" for row in rows) == 6
@@ -127,6 +149,15 @@ def test_the_dev_suite_is_packaged_with_balanced_halves(tmp_path):
     assert suite.strategies[0] == "oracle" and "best-first" in suite.strategies
     with pytest.raises(SuiteError, match="focuscrawl web build webkb SRC"):
         plan_rows(suite, webs=tmp_path, out=tmp_path, pattern="course")
+    # the many-site web (issue 32): two topics tune, three are held out, at the issue's 5 seeds and budget 2000
+    assert "debian" in suite.webs
+    debian = {row.topic: row for row in suite.rows if row.web == "debian"}
+    assert {topic for topic, row in debian.items() if row.half == "tuning"} == {"topic.biology", "topic.geography"}
+    assert {topic for topic, row in debian.items() if row.half == "held-out"} == {
+        "topic.mathematics", "topic.astronomy", "topic.chemistry"}
+    assert all(row.settings == {"seeds_per_run": 5, "budget": 2000} for row in debian.values())
+    with pytest.raises(SuiteError, match=f"focuscrawl web build debian --download bookworm SRC {tmp_path}/debian"):
+        plan_rows(suite, webs=tmp_path, out=tmp_path, pattern="debian")
 
 
 @pytest.mark.parametrize(("args", "suite", "message"), [

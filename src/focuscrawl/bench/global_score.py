@@ -3,7 +3,8 @@
 Per web (here: a (web, topic) pair, each its own crawl target), a strategy's score is its mean relevant
 pages normalised by the oracle greedy's on the same seeds (the benchmark's ``oracle_ratio_mean``); the
 global score is the geometric mean of those per-web scores, so that no single large web dominates. The
-same is reported for the AUC ratio, which also rewards finding relevant pages early.
+same is reported for the AUC ratio, which also rewards finding relevant pages early, and for the domains-AUC
+ratio (relevant hosts against steps, over the oracle's).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from focuscrawl.bench.report import cell
 from focuscrawl.bench.runner import check_seeds, run_benchmark
 from focuscrawl.config import BenchConfig
 
@@ -89,11 +91,14 @@ def combine(per_target: Sequence[dict], *, budget: int, runs: int, max_per_domai
         mine = [_row(s, name) for s in per_target]
         pages = [r["oracle_ratio_mean"] for r in mine]
         aucs = [r["auc_ratio_mean"] for r in mine]
+        # NaN (shown "-") when a web's summary predates the figure
+        domains_aucs = [r.get("domains_auc_ratio_mean", math.nan) for r in mine]
         rows.append({"strategy": name, "global_score": geometric_mean(pages), "global_auc": geometric_mean(aucs),
+                     "global_domains_auc": geometric_mean(domains_aucs),
                      "harvest_rate_mean": _mean([r["harvest_rate_mean"] for r in mine]),
                      "relevant_domains_mean": _mean([r["relevant_domains_mean"] for r in mine]),
                      "decision_ms_mean": _mean([r["decision_ms_mean"] for r in mine]),
-                     "per_web_score": pages, "per_web_auc": aucs})
+                     "per_web_score": pages, "per_web_auc": aucs, "per_web_domains_auc": domains_aucs})
     return {
         "webs": [{"web": s["web"], "web_dir": s["web_dir"], "topic": s["topic"], "seeds_per_run": s["seeds_per_run"],
                   "relevant_total": s["relevant_total"]} for s in per_target],
@@ -114,14 +119,16 @@ def global_markdown(result: dict) -> str:
     webs = [f"{w['web']}/{w['topic'].split('.')[-1]}" for w in result["webs"]]
     head = (f"# Global score over {len(webs)} webs\n\nbudget {result['budget']}, {result['runs']} runs, "
             f"MAX per domain {result['max_per_domain']}, seed {result['seed']}. Score = relevant pages / "
-            "oracle's on the same seeds; global = geometric mean over webs (Gouriten et al. 2014); harvest "
+            "oracle's on the same seeds; global = geometric mean over webs (Gouriten et al. 2014), likewise for "
+            "AUC/oracle and domains AUC/oracle (relevant hosts against steps); harvest "
             "rate, relevant domains and decision ms are means over webs.\n\n")
-    lines = ["| strategy | global score | global AUC | " + " | ".join(webs)
+    lines = ["| strategy | global score | global AUC | global domains AUC | " + " | ".join(webs)
              + " | harvest rate | relevant domains | decision ms |",
-             "|" + "---|" * (6 + len(webs))]
+             "|" + "---|" * (7 + len(webs))]
     for row in sorted(result["strategies"], key=lambda r: -sortable_score(r["global_score"])):
         cells = [f"{v:.3f}" for v in row["per_web_score"]]
         lines.append(f"| {row['strategy']} | {row['global_score']:.3f} | {row['global_auc']:.3f} | "
+                     f"{cell(row.get('global_domains_auc'))} | "
                      + " | ".join(cells) + f" | {row['harvest_rate_mean']:.3f} | {row['relevant_domains_mean']:.1f} | "
                      f"{row['decision_ms_mean']:.3f} |")
     return head + "\n".join(lines) + "\n"

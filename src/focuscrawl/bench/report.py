@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -14,9 +15,18 @@ COLUMNS = [
     ("harvest_rate_std", "± std", "{:.3f}"),
     ("relevant_pages_mean", "relevant pages", "{:.1f}"),
     ("relevant_domains_mean", "relevant domains", "{:.1f}"),
+    ("domains_auc_ratio_mean", "domains AUC/oracle", "{:.3f}"),
     ("decision_ms_mean", "decision ms", "{:.3f}"),
     ("wall_s", "wall s", "{:.1f}"),
 ]
+
+
+def cell(value: float | None, spec: str = "{:.3f}") -> str:
+    """A figure for a table; "-" when a summary has none (one written before the figure was recorded, such as
+    ``domains_auc_ratio_mean`` before issue 32) or it is NaN."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return spec.format(value)
 
 
 def summary_markdown(summary: dict) -> str:
@@ -34,7 +44,7 @@ def summary_markdown(summary: dict) -> str:
     lines = ["| " + " | ".join(title for _, title, _ in COLUMNS) + " |",
              "|" + "---|" * len(COLUMNS)]
     for row in summary["strategies"]:
-        lines.append("| " + " | ".join(fmt.format(row[key]) for key, _, fmt in COLUMNS) + " |")
+        lines.append("| " + " | ".join(cell(row.get(key), fmt) for key, _, fmt in COLUMNS) + " |")
     return head + "\n".join(lines) + "\n" + _spent_markdown(summary["strategies"])
 
 

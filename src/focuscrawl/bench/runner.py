@@ -52,6 +52,9 @@ class RunResult:
     decision_s: float
     wall_s: float
     curve: list[int] = field(repr=False)  # relevant pages after each step, padded to the budget
+    # relevant hosts (``stats.relevant_hosts``: distinct hosts, by ``domain_of``, with a relevant page) after each
+    # step, padded to the budget like ``curve``
+    host_curve: list[int] = field(default_factory=list, repr=False)
     spent: dict[str, int] = field(default_factory=dict)  # a messy web's steps on injected URLs, by kind
 
     @property
@@ -66,6 +69,10 @@ class RunResult:
     @property
     def auc(self) -> float:
         return float(sum(self.curve))
+
+    @property
+    def domains_auc(self) -> float:
+        return float(sum(self.host_curve))
 
 
 def crawl_once(
@@ -82,12 +89,17 @@ def crawl_once(
     the truth, the events are judged by ``credit_once`` (a page counts once, whichever of its URLs was fetched),
     and on a messy web each step's URL is counted by the kind of trouble it met."""
     curve: list[int] = []
+    host_curve: list[int] = []
+    hosts: set[str] = set()  # the engine's stats.relevant_hosts, once it is built
     spent: Counter[str] = Counter()
     shown: dict[str, str | None] = {}  # page -> the kind of the URL that first fetched it (None: its own URL)
     originals = topic.truth.originals
 
     def track(event: StepEvent) -> None:
         curve.append((curve[-1] if curve else 0) + int(bool(event.relevant)))
+        # the engine counts a relevant page's host (of its final URL) before it emits the step: the same count as
+        # relevant_domains, step by step
+        host_curve.append(len(hosts))
         kind = web.pathology(event.url)
         if kind is None or kind in COPY_KINDS:
             page = originals.get(event.url, event.url)
@@ -104,12 +116,14 @@ def crawl_once(
     plan = StrategyPlan(settings, strategy, judge=topic.truth)
     crawl = build_crawl(settings, plan, topic.inputs, seeds, classifiers=classifiers,
                         judge=topic.truth.credit_once(), sinks=sinks)
+    hosts = crawl.engine.stats.relevant_hosts
     stats = crawl.engine.run(web)
     wall = time.perf_counter() - started
     steps = len(curve)
     curve += [curve[-1] if curve else 0] * (settings.budget - steps)
+    host_curve += [host_curve[-1] if host_curve else 0] * (settings.budget - steps)
     return RunResult(strategy, run, list(seeds), steps, stats.relevant, len(stats.relevant_hosts),
-                     stats.decision_s, wall, curve, dict(sorted(spent.items())))
+                     stats.decision_s, wall, curve, host_curve=host_curve, spent=dict(sorted(spent.items())))
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -131,6 +145,7 @@ def summarize(results: list[RunResult], strategies: list[str]) -> list[dict]:
         mine = sorted((r for r in results if r.strategy == name), key=lambda r: r.run)
         page_ratios = [_ratio(r.relevant_pages, oracle[r.run].relevant_pages) for r in mine]
         auc_ratios = [_ratio(r.auc, oracle[r.run].auc) for r in mine]
+        domains_auc_ratios = [_ratio(r.domains_auc, oracle[r.run].domains_auc) for r in mine]
         rows.append({
             "strategy": name,
             "runs": len(mine),
@@ -140,11 +155,13 @@ def summarize(results: list[RunResult], strategies: list[str]) -> list[dict]:
             "relevant_domains_mean": _mean([r.relevant_domains for r in mine]),
             "oracle_ratio_mean": _mean(page_ratios),
             "auc_ratio_mean": _mean(auc_ratios),
+            "domains_auc_ratio_mean": _mean(domains_auc_ratios),
             "decision_ms_mean": _mean([1000.0 * r.decision_s / max(r.steps, 1) for r in mine]),
             "steps_mean": _mean([r.steps for r in mine]),
             "wall_s": float(sum(r.wall_s for r in mine)),
             "oracle_ratios": page_ratios,
             "auc_ratios": auc_ratios,
+            "domains_auc_ratios": domains_auc_ratios,
             "relevant_domains": [r.relevant_domains for r in mine],
             **({"injected_share_mean": _mean([r.injected_share for r in mine]),
                 "spent_mean": {kind: _mean([r.spent.get(kind, 0) for r in mine])
@@ -229,7 +246,8 @@ def run_benchmark(config: BenchConfig, progress: Callable[[str], None] | None = 
             for r in results:
                 fh.write(json.dumps({"strategy": r.strategy, "run": r.run, "seeds": r.seeds, "steps": r.steps,
                                      "relevant_pages": r.relevant_pages, "relevant_domains": r.relevant_domains,
-                                     "decision_s": r.decision_s, "spent": r.spent, "curve": r.curve}) + "\n")
+                                     "decision_s": r.decision_s, "spent": r.spent, "curve": r.curve,
+                                     "host_curve": r.host_curve}) + "\n")
         plot_harvest(results, order, out / "harvest.png", title=f"{web.name} / {config.topic}")
     finally:
         web.close()

@@ -28,6 +28,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from focuscrawl.bench.report import cell
 from focuscrawl.bench.runner import ORACLE, check_seeds, run_benchmark
 from focuscrawl.builder import check_strategies
 from focuscrawl.config import BenchConfig, load_config
@@ -46,6 +47,11 @@ BOOTSTRAP_SAMPLES = 2000
 ROW_FILE = "row.json"  # beside a row's summary.json: the settings it was made with
 # A row's web and topic come from the row, its strategies from the suite and its folder from --out.
 NOT_DEFAULTS = ("web", "topic", "strategies", "out")
+# How a missing web is built, when its builder takes more than SRC and OUT: the Debian web downloads its index into
+# SRC, from the Debian release the suite's figures were made on (docs/web-format.md, "The Debian web").
+BUILD_OPTIONS = {"debian": "--download bookworm "}
+DATASET_SRC = "SRC: the published dataset's folder"
+SRC_HINTS = {"debian": "SRC: a folder for the downloaded index"}
 
 
 class SuiteError(ValueError):
@@ -153,7 +159,8 @@ def web_dir(name: str, webs: Path, mess: str | None = None, say: Callable[[str],
     directory = embedded_web_dir() if name == "embedded" else Path(webs) / name
     if not (directory / WEB_FILE).is_file():
         raise SuiteError(f"web {name!r} not found ({directory / WEB_FILE} does not exist): build it with "
-                         f"`focuscrawl web build {name} SRC {directory}` (SRC: the published dataset's folder), "
+                         f"`focuscrawl web build {name} {BUILD_OPTIONS.get(name, '')}SRC {directory}` "
+                         f"({SRC_HINTS.get(name, DATASET_SRC)}), "
                          "or give --webs the folder that holds it")
     if mess is None:
         return directory
@@ -360,10 +367,17 @@ def _count(rows: Sequence[dict], a: str, b: str) -> dict[str, int]:
 
 def suite_table(rows: Sequence[dict], strategies: Sequence[str], oracles: set[str]) -> dict:
     """Per strategy over ``rows``: median and minimum of the mean AUC/oracle and pages/oracle, median relevant
-    domains and decision ms, and wins/ties/losses against best-first and against the best single strategy
-    (of the others, the one with the highest median AUC/oracle). Oracles are reported, never compared."""
+    domains, domains AUC/oracle and decision ms, and wins/ties/losses against best-first and against the best
+    single strategy (of the others, the one with the highest median AUC/oracle). Oracles are reported, never
+    compared.
+
+    A row reused from a folder written before domains-AUC was recorded has no ``domains_auc_ratio_mean``: the
+    domains-AUC median is over the rows that have it (``domains_auc_rows`` of them), NaN when none has."""
     def values(name: str, key: str) -> list[float]:
         return [_entry(row, name)[key] for row in rows]
+
+    def recorded(name: str, key: str) -> list[float]:
+        return [_entry(row, name)[key] for row in rows if key in _entry(row, name)]
 
     auc_median = {name: _median(values(name, "auc_ratio_mean")) for name in strategies}
     crawlers = sorted((name for name in strategies if name not in oracles), key=lambda name: -auc_median[name])
@@ -377,6 +391,8 @@ def suite_table(rows: Sequence[dict], strategies: Sequence[str], oracles: set[st
             "pages_median": _median(values(name, "oracle_ratio_mean")),
             "pages_min": min(values(name, "oracle_ratio_mean")),
             "domains_median": _median(values(name, "relevant_domains_mean")),
+            "domains_auc_median": _median(recorded(name, "domains_auc_ratio_mean")),
+            "domains_auc_rows": len(recorded(name, "domains_auc_ratio_mean")),
             "decision_ms_median": _median(values(name, "decision_ms_mean")),
             "vs_baseline": None,
             "vs_best": None,
@@ -433,7 +449,8 @@ def table_title(result: dict, scope: str) -> str:
     return (f"{TABLE_TITLES[scope]}: {table['rows']} row{'' if table['rows'] == 1 else 's'}, best single strategy "
             f"{table['best']}")
 TABLE_HEADERS = ("strategy", "AUC/oracle median", "AUC/oracle min", "pages/oracle median", "pages/oracle min",
-                 "rel. domains median", "ms median", f"vs {BASELINE} W/T/L", "vs best other W/T/L")
+                 "rel. domains median", "domains AUC/oracle median", "ms median", f"vs {BASELINE} W/T/L",
+                 "vs best other W/T/L")
 
 
 def table_cells(table: dict) -> list[list[str]]:
@@ -441,12 +458,18 @@ def table_cells(table: dict) -> list[list[str]]:
     def counts(record: dict | None) -> str:
         return f"{record['win']}/{record['tie']}/{record['loss']}" if record else "-"
 
+    def domains_auc(entry: dict) -> str:
+        """The median, and over how many rows when older rows without the figure were reused."""
+        text = cell(entry.get("domains_auc_median", math.nan))
+        have = entry.get("domains_auc_rows", table["rows"])
+        return text if have == table["rows"] or have == 0 else f"{text} ({have} of {table['rows']} rows)"
+
     cells = []
     for entry in table["strategies"]:
         best = entry["vs_best"]
         cells.append([entry["strategy"],
                       *(f"{entry[key]:.3f}" for key in ("auc_median", "auc_min", "pages_median", "pages_min")),
-                      f"{entry['domains_median']:.1f}", f"{entry['decision_ms_median']:.3f}",
+                      f"{entry['domains_median']:.1f}", domains_auc(entry), f"{entry['decision_ms_median']:.3f}",
                       counts(entry["vs_baseline"]),
                       f"{counts(best)} vs {best['reference']}" if best else "-"])
     return cells
@@ -462,7 +485,9 @@ def suite_markdown(result: dict) -> str:
     title = f"# Suite {result['suite']}" + (f": {result['note']}" if result["quick"] else "")
     lines = [title, "", result["description"], "",
              "Per strategy over rows: the median and minimum of the mean AUC/oracle and pages/oracle, the median "
-             "relevant domains and decision ms. W/T/L: rows won, tied and lost on AUC/oracle, a win needing the "
+             "relevant domains, domains AUC/oracle (relevant hosts against steps, over the oracle's: the oracle "
+             "plans for pages, not hosts, so it can exceed 1.0; '-' or 'n of m rows' where rows from before it "
+             "was recorded were reused) and decision ms. W/T/L: rows won, tied and lost on AUC/oracle, a win needing the "
              "95% paired-bootstrap interval of the mean difference over runs to lie above zero (a loss: below). "
              "Best other: of the other non-oracle strategies, the one with the highest median AUC/oracle. "
              f"Oracles ({', '.join(result['oracles'])}) read ground truth: reported, never compared.", ""]

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from focuscrawl.bench.global_score import parse_targets, run_global, sortable_score
 from focuscrawl.bench.policy_speed import run_policy_bench, web_anchors
+from focuscrawl.bench.report import cell
 from focuscrawl.bench.runner import run_benchmark
 from focuscrawl.bench.suite import (
     QUICK_LABEL,
@@ -54,24 +55,28 @@ def _print_summary(summary: dict) -> None:
     table = Table(title=f"{summary['web']} / {summary['topic']}  (budget {summary['budget']}, "
                         f"{summary['runs']} runs, MAX {summary['max_per_domain']}, "
                         f"{summary['relevant_total']} relevant in web)")
-    for title in ("strategy", "AUC/oracle", "pages/oracle", "harvest", "rel. pages", "rel. domains", "ms/step"):
+    for title in ("strategy", "AUC/oracle", "pages/oracle", "harvest", "rel. pages", "rel. domains",
+                  "domains AUC/oracle", "ms/step"):
         table.add_column(title, justify="left" if title == "strategy" else "right")
     for row in summary["strategies"]:
         table.add_row(row["strategy"], f"{row['auc_ratio_mean']:.3f}", f"{row['oracle_ratio_mean']:.3f}",
                       f"{row['harvest_rate_mean']:.3f}", f"{row['relevant_pages_mean']:.1f}",
-                      f"{row['relevant_domains_mean']:.1f}", f"{row['decision_ms_mean']:.3f}")
+                      f"{row['relevant_domains_mean']:.1f}", cell(row.get("domains_auc_ratio_mean")),
+                      f"{row['decision_ms_mean']:.3f}")
     out.print(table)
 
 
 def _print_global(result: dict) -> None:
     webs = [f"{w['web']}/{w['topic'].split('.')[-1]}" for w in result["webs"]]
     table = Table(title=f"global score over {len(webs)} webs (budget {result['budget']}, {result['runs']} runs)")
-    for title in ("strategy", "global score", "global AUC", *webs, "harvest", "rel. domains", "ms/step"):
+    for title in ("strategy", "global score", "global AUC", "global domains AUC", *webs, "harvest", "rel. domains",
+                  "ms/step"):
         table.add_column(title, justify="left" if title == "strategy" else "right")
     for row in sorted(result["strategies"], key=lambda r: -sortable_score(r["global_score"])):
         table.add_row(row["strategy"], f"{row['global_score']:.3f}", f"{row['global_auc']:.3f}",
-                      *(f"{v:.3f}" for v in row["per_web_score"]), f"{row['harvest_rate_mean']:.3f}",
-                      f"{row['relevant_domains_mean']:.1f}", f"{row['decision_ms_mean']:.3f}")
+                      cell(row.get("global_domains_auc")), *(f"{v:.3f}" for v in row["per_web_score"]),
+                      f"{row['harvest_rate_mean']:.3f}", f"{row['relevant_domains_mean']:.1f}",
+                      f"{row['decision_ms_mean']:.3f}")
     out.print(table)
 
 

@@ -412,7 +412,7 @@ def suite_page(suite: dict | None, rows: list[dict], name: str, link: Link, *, n
                 cells = [[escape(c) for c in row] for row in table_cells(summary_table)]
                 classes = ["oracle" if e.get("oracle") else "" for e in summary_table["strategies"]]
                 parts.append(f'<div class="panel" style="margin-top:12px"><h2>{escape(table_title(suite, scope))}</h2>'
-                             + table(TABLE_HEADERS, cells, numeric=tuple(range(1, 7)), row_classes=classes)
+                             + table(TABLE_HEADERS, cells, numeric=tuple(range(1, 8)), row_classes=classes)
                              + "</div>")
         except (KeyError, TypeError, ValueError):
             parts.append('<p class="panel note">the suite tables of suite.json could not be read by this version</p>')
