@@ -79,24 +79,6 @@ def test_evidence_of_a_url_follows_its_parents():
     assert set(OWN) < set(EVIDENCE) and len(policy.model.w) == len(EVIDENCE) + 1
 
 
-def test_a_fetch_the_server_did_not_answer_teaches_nothing():
-    """A 5xx or a timeout says nothing about the page: no model sample, not a page of its site; a 404 is a page."""
-    topic = TopicInputs("birds", ["bird"], ["bird nest", "train station"], [1, 0])
-    policy = make_policy("adaptive", explore=0.0, window=0)
-    policy.reset(CrawlContext(topic=topic, classifier=Quarter(), seeds=["http://h.test/s"], budget=10, seed=0))
-    _observe(policy, policy.select(), 0.9, [(f"http://h.test/{k}", "bird") for k in range(5)])
-    host = int(policy.host[policy.graph.ids["http://h.test/0"]])
-    before = (policy.model.samples, policy.link_model.trained, policy.host_fetched[host], policy.fetched_total)
-    for status in (500, 503, 429, 0):
-        selection = policy.select()
-        policy.observe(Observation(0, selection, Page(selection.url, selection.url, status), 0.0, 0.0, []))
-    assert (policy.model.samples, policy.link_model.trained, policy.host_fetched[host],
-            policy.fetched_total) == before
-    selection = policy.select()
-    policy.observe(Observation(0, selection, Page(selection.url, selection.url, 404), 0.0, 0.0, []))
-    assert policy.model.samples == before[0] + 1 and policy.host_fetched[host] == before[2] + 1
-
-
 def test_it_learns_from_every_page_and_says_why(tiny_web):
     policy, events = crawl_tiny(tiny_web, "adaptive", budget=30)
     assert policy.model.w.tolist() != policy.prior.tolist(), "the weights moved with what the crawl found"

@@ -49,12 +49,6 @@ class Page:
     def ok(self) -> bool:
         return 200 <= self.status < 300
 
-    @property
-    def answered(self) -> bool:
-        """The server said something about the page: not a network error, timeout or refusal (status 0),
-        throttling (429) or a server error (5xx), which say nothing about what the page is."""
-        return self.status != 0 and self.status != 429 and self.status < 500
-
 
 @dataclass(frozen=True, slots=True)
 class Outlink:

@@ -16,7 +16,7 @@ Every frontier URL carries the evidence that some strategy of the literature rel
     local            1 for a link within its parent's host, 0.5 within its parent's registered domain, else 0
     site             how often pages of its host were relevant so far (TRES's domain features)
     known            whether a page of its host was fetched successfully (TRES's "known domain")
-    rare             1 minus the share of the crawl's answered fetches its host has taken so far: a pull, if the crawl
+    rare             1 minus the share of the crawl's fetches its host has taken so far: a pull, if the crawl
                      learns to trust it, towards hosts it has spent little on (docs/results.md, section 2:
                      without it the crawl stayed on a large host of moderately relevant pages, WebKB's train
                      university, while other strategies reached other departments)
@@ -431,23 +431,18 @@ class AdaptivePolicy(ShardAware, Policy):
             host = domain_of(observation.url)
             w = int(graph.intern([observation.url], [host])[0][0])
             self._first_seen([w], [host], [hashed_words(observation.url, "")], [SEED_EVIDENCE])
-        # A fetch the server did not answer (5xx, timeout) says nothing about the page, its site or the evidence that
-        # chose it: it is no sample of any model and no page of its site (a relevant site failing a tenth of its
-        # URLs, as messy webs' busiest hosts do, would otherwise look a tenth less relevant at each failure).
-        learns = observation.selection.memo is not None and page.answered
-        if learns:
+        if observation.selection.memo is not None:
             self.link_model.learn(self._words(w), float(relevant))
         column = self.exploring.pop(observation.url, None) if self.learn_exploration else None
-        if column is not None and page.answered:
+        if column is not None:
             self.explored_pulls[column] += 1
             self.explored_relevance[column] += relevance
         hid = int(self.host[w])
-        if page.answered:
-            self.host_fetched[hid] += 1
-            self.host_relevant[hid] += relevant
-            self.host_ok[hid] += page.ok
-            self.fetched_total += 1
-            self.relevant_total += int(relevant)
+        self.host_fetched[hid] += 1
+        self.host_relevant[hid] += relevant
+        self.host_ok[hid] += page.ok
+        self.fetched_total += 1
+        self.relevant_total += int(relevant)
         # a relevant page's links are one link from it; each irrelevant page on the way halves that
         path = 1.0 if relevant else 0.5 * float(self.own[w, OWN.index("path")])
 
@@ -484,7 +479,7 @@ class AdaptivePolicy(ShardAware, Policy):
         changed = graph.crawl(w, relevance, kids, alpha[:len(kids)], crawled_kids, alpha[len(kids):])
         touched = np.union1d(changed, kids[graph.state[kids] == FRONTIER])
         self.ranking.update(touched)
-        if learns:
+        if observation.selection.memo is not None:
             # The target: the page's relevance, plus (gamma > 0) the discounted best prediction among the links
             # it opens, so that evidence of pages that lead somewhere (a hub, a live site) earns credit too.
             target = relevance
