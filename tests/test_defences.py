@@ -216,6 +216,13 @@ def test_url_rules_shown_by_copies_rewrite_the_urls_met_after_them():
     assert aliases.rewrite("https://a.test/g/index.html") == "http://a.test/g/"
     for i in range(3):  # the reverse of a rule in use is never learned: no loop
         assert not aliases.learn(f"http://a.test/q{i}", f"https://a.test/q{i}")
+    # a host alias points to the host the crawl met more URLs of, whichever form it fetched first: a partial mirror
+    # met first does not swallow its site
+    met = {"www.b.test": 3, "b.test": 40}
+    for i in range(2):
+        aliases.learn(f"http://b.test/p{i}", f"http://www.b.test/p{i}", lambda url: met[urlsplit(url).hostname])
+    assert aliases.rewrite("http://www.b.test/x") == "http://b.test/x"
+    assert aliases.rewrite("http://b.test/y") == "http://b.test/y"
 
 
 def _mirrored_web(directory: Path) -> Path:

@@ -254,7 +254,7 @@ class CrawlEngine:
                 joined.append(canonical)
         hidden = bool(verdict) and not duplicate
         if (hidden and defences.aliases is not None and verdict.startswith(DUPLICATE)
-                and defences.aliases.learn(final_url, verdict[len(DUPLICATE):])):
+                and defences.aliases.learn(final_url, verdict[len(DUPLICATE):], self._urls_met_on_host)):
             self._merge_aliases(skipped)
 
         relevance = 0.0
@@ -472,6 +472,11 @@ class CrawlEngine:
         skipped, fetched, in_flight, capped = self.defences.skipped, self.fetched, self._in_flight, self.capped_hosts
         return [url for url in self.parent if url not in fetched and url not in skipped and url not in in_flight
                 and keep(url) and domain_of(url) not in capped]
+
+    def _urls_met_on_host(self, url: str) -> int:
+        """URLs of ``url``'s host the crawl has met: fetched, in flight or pending."""
+        host = domain_of(url)
+        return self.fetches_per_host[host] + self._in_flight_per_host[host] + self.pending_per_host[host]
 
     def _close_host(self, host: str, skipped: list[tuple[str, str]], why: str) -> None:
         """A failing host or a link farm is closed as a capped host is; its pending and parked URLs are listed as
