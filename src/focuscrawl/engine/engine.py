@@ -254,7 +254,7 @@ class CrawlEngine:
                 joined.append(canonical)
         hidden = bool(verdict) and not duplicate
         if (hidden and defences.aliases is not None and verdict.startswith(DUPLICATE)
-                and defences.aliases.learn(final_url, verdict[len(DUPLICATE):], self._urls_met_on_host)):
+                and defences.aliases.learn(final_url, verdict[len(DUPLICATE):])):
             self._merge_aliases(skipped)
 
         relevance = 0.0
@@ -428,7 +428,11 @@ class CrawlEngine:
     # -- bookkeeping ---------------------------------------------------------------------------
     def _normalize(self, url: str) -> str | None:
         """``normalize_url``, then the URL hygiene of the defences when it is on."""
-        return self.defences.url(normalize_url(url))
+        return self.defences.url(normalize_url(url), self._known)
+
+    def _known(self, url: str) -> bool:
+        """The crawl has met ``url``: fetched, in flight or pending (not kept out of the frontier)."""
+        return (url in self.parent or url in self.fetched or url in self._in_flight) and url not in self.defences.skipped
 
     def _canonical(self, page: Page, url: str, final_url: str) -> str | None:
         """The page's rel=canonical URL as the crawl keeps it, when it names another URL than the page's."""
@@ -473,11 +477,6 @@ class CrawlEngine:
         return [url for url in self.parent if url not in fetched and url not in skipped and url not in in_flight
                 and keep(url) and domain_of(url) not in capped]
 
-    def _urls_met_on_host(self, url: str) -> int:
-        """URLs of ``url``'s host the crawl has met: fetched, in flight or pending."""
-        host = domain_of(url)
-        return self.fetches_per_host[host] + self._in_flight_per_host[host] + self.pending_per_host[host]
-
     def _close_host(self, host: str, skipped: list[tuple[str, str]], why: str) -> None:
         """A failing host or a link farm is closed as a capped host is; its pending and parked URLs are listed as
         skipped, with ``why``."""
@@ -488,13 +487,13 @@ class CrawlEngine:
         self._cap_host(host)
 
     def _merge_aliases(self, skipped: list[tuple[str, str]]) -> None:
-        """A URL rule came into use: pending URLs it rewrites to a URL fetched, in flight or pending leave the
-        frontier, listed as duplicates of it."""
+        """A URL rule came into use: each pending URL with another form the crawl knows leaves the frontier, listed
+        as a duplicate of it (of two pending forms, the one met later stays)."""
         aliases = self.defences.aliases
         assert aliases is not None
-        for url in self._pending(lambda url: aliases.rewrite(url) != url):
-            alias = aliases.rewrite(url)
-            if alias in self.parent or alias in self.fetched or alias in self._in_flight:
+        for url in self._pending(lambda url: bool(aliases.forms(url))):
+            alias = aliases.alias(url, self._known)
+            if alias != url:
                 self._leave_frontier(url)
                 skipped.append((url, duplicate_of(alias)))
 

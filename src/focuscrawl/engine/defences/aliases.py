@@ -14,11 +14,12 @@ learned per site from the copies the near-duplicate defence confirms (a copy and
   of the same kind (its file extension, or none) is rewritten to the original's tail.
 
 A rule is used once ``min_support`` distinct pairs have shown it (one pair can be a page that happens to be two
-things: a site's home page copied at ``/welcome.html``). A host alias rewrites towards the host the crawl has met
-more URLs of: a mirror is often partial (a ``www.`` copy of a few sections), and rewriting a site's URLs into it
-turns its pages into the mirror's not-found pages (over HTTP, one crawl of the messy Wikispeedia met the mirror
-first and spent 247 of 1,000 fetches on them). Otherwise the first form fetched is the one kept. A rule whose
-reverse is already in use is not learned, so rewriting never loops.
+things: a site's home page copied at ``/welcome.html``). A rule in use makes a URL a copy of its other form only when
+that form is already known to the crawl (fetched, in flight or pending), whichever of the two was met first: each
+page then costs one fetch, under the first of its URLs the crawl met, and no URL is ever rewritten into one that no
+page links to. Rewriting every URL into one form would do that: a mirror is often partial (a ``www.`` copy of a few
+sections), and over HTTP one crawl of the messy Wikispeedia met its mirror first, learned "site -> mirror", and spent
+a quarter of its fetches on the mirror's not-found pages for the site's other pages.
 """
 
 from __future__ import annotations
@@ -75,56 +76,58 @@ def rule_of(copy: str, original: str) -> tuple[str, tuple] | None:
 
 
 class UrlAliases:
-    """The rules seen (with their support) and those in use; rewriting a URL with the rules in use."""
+    """The rules seen (with their support) and those in use, each usable both ways; a URL's other forms by them."""
 
     def __init__(self, settings: UrlAliasSettings):
         self.settings = settings
         self.support: Counter[tuple] = Counter()
-        self.hosts: dict[HostRule, HostRule] = {}
+        self.hosts: dict[HostRule, list[HostRule]] = {}  # a host form -> its alias forms (both ways)
         self.tails: dict[str, list[TailRule]] = {}  # netloc -> its tail rules in use
 
-    def learn(self, copy: str, original: str, size: Callable[[str], int] | None = None) -> bool:
-        """Count the rule a confirmed copy shows; True when that puts a new rule in use. ``size``: how many URLs
-        of a URL's host the crawl has met, which sets a host alias's direction."""
+    def learn(self, copy: str, original: str) -> bool:
+        """Count the rule a confirmed copy shows (either way round); True when that puts a new rule in use."""
         found = rule_of(copy, original)
         if found is None:
             return False
         kind, rule = found
-        key = (kind, rule)
-        if key in self.support and self.support[key] >= self.settings.min_support:
+        if kind == "host":
+            key: tuple = (kind, frozenset(rule))
+        else:
+            netloc, kind_, copy_tail, original_tail = rule
+            key = (kind, netloc, kind_, frozenset((copy_tail, original_tail)))
+        if self.support[key] >= self.settings.min_support:
             return False
         self.support[key] += 1
         if self.support[key] < self.settings.min_support:
             return False
         if kind == "host":
-            source, target = rule
-            if size is not None and size(original) < size(copy):  # towards the larger host
-                source, target = target, source
-            if self.hosts.get(target) == source or source in self.hosts:
-                return False  # its reverse, or another target for the same host, is in use: keep what is
-            self.hosts[source] = target
+            a, b = rule
+            self.hosts.setdefault(a, []).append(b)
+            self.hosts.setdefault(b, []).append(a)
         else:
-            netloc, kind_, copy_tail, original_tail = rule
-            rules = self.tails.setdefault(netloc, [])
-            if (netloc, kind_, original_tail, copy_tail) in rules:
-                return False
-            rules.append(rule)
+            self.tails.setdefault(rule[0], []).append(rule)
         return True
 
-    def rewrite(self, url: str) -> str:
-        """``url`` with the rules in use applied: its host alias, then its host's first tail rule that fits."""
+    def forms(self, url: str) -> list[str]:
+        """``url``'s other forms by the rules in use: under its host aliases, then by its host's tail rules (either
+        way), on its own host and then on each alias host."""
         if not self.hosts and not self.tails:
-            return url
+            return []
         parts = urlsplit(url)
-        target = self.hosts.get((parts.scheme, parts.netloc))
-        if target is not None:
-            parts = parts._replace(scheme=target[0], netloc=target[1])
-        path = parts.path
-        for _, kind, copy_tail, original_tail in self.tails.get(parts.netloc, ()):
-            if not path.endswith(copy_tail):
-                continue
-            stem = path[:len(path) - len(copy_tail)]
-            if _kind(stem) == kind:  # "dir/" + "index.html", "page.htm" + "/": what the pairs showed
-                parts = parts._replace(path=stem + original_tail)
-                break
-        return urlunsplit(parts)
+        hosts = [parts] + [parts._replace(scheme=scheme, netloc=netloc)
+                           for scheme, netloc in self.hosts.get((parts.scheme, parts.netloc), ())]
+        out = [urlunsplit(p) for p in hosts[1:]]
+        for p in hosts:
+            for _, kind, copy_tail, original_tail in self.tails.get(p.netloc, ()):
+                for tail, other in ((copy_tail, original_tail), (original_tail, copy_tail)):
+                    stem = p.path[:len(p.path) - len(tail)] if p.path.endswith(tail) else None
+                    if stem is not None and _kind(stem) == kind:  # "dir/" + "index.html", "page.htm" + "/"
+                        out.append(urlunsplit(p._replace(path=stem + other)))
+        return [form for form in dict.fromkeys(out) if form != url]
+
+    def alias(self, url: str, known: Callable[[str], bool]) -> str:
+        """The first of ``url``'s other forms that is ``known`` to the crawl, or ``url``."""
+        for form in self.forms(url):
+            if known(form):
+                return form
+        return url
