@@ -428,11 +428,7 @@ class CrawlEngine:
     # -- bookkeeping ---------------------------------------------------------------------------
     def _normalize(self, url: str) -> str | None:
         """``normalize_url``, then the URL hygiene of the defences when it is on."""
-        return self.defences.url(normalize_url(url), self._known)
-
-    def _known(self, url: str) -> bool:
-        """The crawl has met ``url``: fetched, in flight or pending (not kept out of the frontier)."""
-        return (url in self.parent or url in self.fetched or url in self._in_flight) and url not in self.defences.skipped
+        return self.defences.url(normalize_url(url))
 
     def _canonical(self, page: Page, url: str, final_url: str) -> str | None:
         """The page's rel=canonical URL as the crawl keeps it, when it names another URL than the page's."""
@@ -487,13 +483,13 @@ class CrawlEngine:
         self._cap_host(host)
 
     def _merge_aliases(self, skipped: list[tuple[str, str]]) -> None:
-        """A URL rule came into use: each pending URL with another form the crawl knows leaves the frontier, listed
-        as a duplicate of it (of two pending forms, the one met later stays)."""
+        """A URL rule came into use: pending URLs it rewrites to a URL fetched, in flight or pending leave the
+        frontier, listed as duplicates of it."""
         aliases = self.defences.aliases
         assert aliases is not None
-        for url in self._pending(lambda url: bool(aliases.forms(url))):
-            alias = aliases.alias(url, self._known)
-            if alias != url:
+        for url in self._pending(lambda url: aliases.rewrite(url) != url):
+            alias = aliases.rewrite(url)
+            if alias in self.parent or alias in self.fetched or alias in self._in_flight:
                 self._leave_frontier(url)
                 skipped.append((url, duplicate_of(alias)))
 

@@ -10,8 +10,8 @@ engine holds, one crawl's components and their state (checkpointed with the craw
 - ``rel=canonical``: a page naming a fetched URL as its own, with a text that agrees, is a duplicate of it; a
   canonical URL not fetched yet joins the closure, as a redirect's target does;
 - near-duplicates (``duplicates``): a page whose text is a near-copy of a page fetched before;
-- URL aliases (``aliases``): rules learned from those copies (mirror hosts, ``dir/index.html`` twins) make a URL met
-  after them whose other form the crawl knows already one URL with it, so that further copies cost no fetch;
+- URL aliases (``aliases``): rules learned from those copies (mirror hosts, ``dir/index.html`` twins) rewrite the
+  URLs met after them, so that further copies are one URL and cost no fetch;
 - host health (``hosts``): back off from a failing host, then close it;
 - soft 404s (``soft404``): a host's not-found pages answered with status 200, found with a probe;
 - trap patterns (``traps``): a URL pattern that keeps yielding nothing new loses its allowance;
@@ -24,7 +24,6 @@ reward 0, no links and an empty page (no new evidence); the ground-truth judge i
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated
 
@@ -151,14 +150,14 @@ class Defences:
         tokens = words(page.title, drop) + words(page.text, drop, reading.max_words)  # not a copy of a long text
         return shingles(tokens, reading.shingle)
 
-    def url(self, url: str | None, known: Callable[[str], bool] | None = None) -> str | None:
+    def url(self, url: str | None) -> str | None:
         """A normalised URL as the crawl keeps it: without tracking and session parameters when hygiene is on, and
-        as the other form, ``known`` to the crawl, that a URL alias in use makes it a copy of."""
+        rewritten by the URL aliases learned so far."""
         if url is None:
             return None
         if self.clean:
             url = strip_tracking_and_session(url)
-        return self.aliases.alias(url, known) if self.aliases is not None and known is not None else url
+        return self.aliases.rewrite(url) if self.aliases is not None else url
 
     def shut(self, url: str, host: str) -> str:
         """Why the defences keep ``url`` (on ``host``) from being fetched, or "" when they do not."""
@@ -168,8 +167,8 @@ class Defences:
             return LINK_FARM
         if self.traps is not None and self.traps.is_closed(url):
             return TRAP_PATTERN
-        if self.aliases is not None and url in self.skipped:  # pending when a rule named one of its forms known
-            return DUPLICATE + next(iter(self.aliases.forms(url)), url)
+        if self.aliases is not None and url in self.skipped:
+            return DUPLICATE + self.aliases.rewrite(url)  # pending when a rule named its alias
         return ""
 
     def copy_verdict(self, url: str, final_url: str, host: str, page: Page, runs: np.ndarray, canonical: str | None,

@@ -14,18 +14,13 @@ learned per site from the copies the near-duplicate defence confirms (a copy and
   of the same kind (its file extension, or none) is rewritten to the original's tail.
 
 A rule is used once ``min_support`` distinct pairs have shown it (one pair can be a page that happens to be two
-things: a site's home page copied at ``/welcome.html``). A rule in use makes a URL a copy of its other form only when
-that form is already known to the crawl (fetched, in flight or pending), whichever of the two was met first: each
-page then costs one fetch, under the first of its URLs the crawl met, and no URL is ever rewritten into one that no
-page links to. Rewriting every URL into one form would do that: a mirror is often partial (a ``www.`` copy of a few
-sections), and over HTTP one crawl of the messy Wikispeedia met its mirror first, learned "site -> mirror", and spent
-a quarter of its fetches on the mirror's not-found pages for the site's other pages.
+things: a site's home page copied at ``/welcome.html``). The first form fetched is the one kept, and a rule whose
+reverse is already in use is not learned, so rewriting never loops.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from posixpath import splitext
 from typing import Annotated
 from urllib.parse import urlsplit, urlunsplit
@@ -76,58 +71,53 @@ def rule_of(copy: str, original: str) -> tuple[str, tuple] | None:
 
 
 class UrlAliases:
-    """The rules seen (with their support) and those in use, each usable both ways; a URL's other forms by them."""
+    """The rules seen (with their support) and those in use; rewriting a URL with the rules in use."""
 
     def __init__(self, settings: UrlAliasSettings):
         self.settings = settings
         self.support: Counter[tuple] = Counter()
-        self.hosts: dict[HostRule, list[HostRule]] = {}  # a host form -> its alias forms (both ways)
+        self.hosts: dict[HostRule, HostRule] = {}
         self.tails: dict[str, list[TailRule]] = {}  # netloc -> its tail rules in use
 
     def learn(self, copy: str, original: str) -> bool:
-        """Count the rule a confirmed copy shows (either way round); True when that puts a new rule in use."""
+        """Count the rule a confirmed copy shows; True when that puts a new rule in use."""
         found = rule_of(copy, original)
         if found is None:
             return False
         kind, rule = found
-        if kind == "host":
-            key: tuple = (kind, frozenset(rule))
-        else:
-            netloc, kind_, copy_tail, original_tail = rule
-            key = (kind, netloc, kind_, frozenset((copy_tail, original_tail)))
-        if self.support[key] >= self.settings.min_support:
+        key = (kind, rule)
+        if key in self.support and self.support[key] >= self.settings.min_support:
             return False
         self.support[key] += 1
         if self.support[key] < self.settings.min_support:
             return False
         if kind == "host":
-            a, b = rule
-            self.hosts.setdefault(a, []).append(b)
-            self.hosts.setdefault(b, []).append(a)
+            source, target = rule
+            if self.hosts.get(target) == source or source in self.hosts:
+                return False  # its reverse, or another target for the same host, is in use: keep what is
+            self.hosts[source] = target
         else:
-            self.tails.setdefault(rule[0], []).append(rule)
+            netloc, kind_, copy_tail, original_tail = rule
+            rules = self.tails.setdefault(netloc, [])
+            if (netloc, kind_, original_tail, copy_tail) in rules:
+                return False
+            rules.append(rule)
         return True
 
-    def forms(self, url: str) -> list[str]:
-        """``url``'s other forms by the rules in use: under its host aliases, then by its host's tail rules (either
-        way), on its own host and then on each alias host."""
+    def rewrite(self, url: str) -> str:
+        """``url`` with the rules in use applied: its host alias, then its host's first tail rule that fits."""
         if not self.hosts and not self.tails:
-            return []
+            return url
         parts = urlsplit(url)
-        hosts = [parts] + [parts._replace(scheme=scheme, netloc=netloc)
-                           for scheme, netloc in self.hosts.get((parts.scheme, parts.netloc), ())]
-        out = [urlunsplit(p) for p in hosts[1:]]
-        for p in hosts:
-            for _, kind, copy_tail, original_tail in self.tails.get(p.netloc, ()):
-                for tail, other in ((copy_tail, original_tail), (original_tail, copy_tail)):
-                    stem = p.path[:len(p.path) - len(tail)] if p.path.endswith(tail) else None
-                    if stem is not None and _kind(stem) == kind:  # "dir/" + "index.html", "page.htm" + "/"
-                        out.append(urlunsplit(p._replace(path=stem + other)))
-        return [form for form in dict.fromkeys(out) if form != url]
-
-    def alias(self, url: str, known: Callable[[str], bool]) -> str:
-        """The first of ``url``'s other forms that is ``known`` to the crawl, or ``url``."""
-        for form in self.forms(url):
-            if known(form):
-                return form
-        return url
+        target = self.hosts.get((parts.scheme, parts.netloc))
+        if target is not None:
+            parts = parts._replace(scheme=target[0], netloc=target[1])
+        path = parts.path
+        for _, kind, copy_tail, original_tail in self.tails.get(parts.netloc, ()):
+            if not path.endswith(copy_tail):
+                continue
+            stem = path[:len(path) - len(copy_tail)]
+            if _kind(stem) == kind:  # "dir/" + "index.html", "page.htm" + "/": what the pairs showed
+                parts = parts._replace(path=stem + original_tail)
+                break
+        return urlunsplit(parts)
