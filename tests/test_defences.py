@@ -216,6 +216,15 @@ def test_url_rules_shown_by_copies_rewrite_the_urls_met_after_them():
     assert aliases.rewrite("https://a.test/g/index.html") == "http://a.test/g/"
     for i in range(3):  # the reverse of a rule in use is never learned: no loop
         assert not aliases.learn(f"http://a.test/q{i}", f"https://a.test/q{i}")
+    # a host alias that makes a not-found URL is retired for good: a partial mirror met first does not swallow its site
+    for i in range(2):
+        aliases.learn(f"http://b.test/p{i}", f"http://www.b.test/p{i}")
+    assert aliases.rewrite("http://b.test/only-here") == "http://www.b.test/only-here"
+    assert not aliases.not_found("http://www.b.test/never-rewritten")
+    assert aliases.not_found("http://www.b.test/only-here")
+    assert aliases.rewrite("http://b.test/only-here") == "http://b.test/only-here"
+    for i in range(2, 5):
+        assert not aliases.learn(f"http://b.test/p{i}", f"http://www.b.test/p{i}")
 
 
 def _mirrored_web(directory: Path) -> Path:

@@ -31,6 +31,7 @@ from focuscrawl.engine.defences import (
     HOST_FAILING,
     LINK_FARM,
     PROBE,
+    SOFT_404,
     TRAP_PATTERN,
     Defences,
     duplicate_of,
@@ -252,6 +253,8 @@ class CrawlEngine:
                 # as a redirect's target: the page is that URL's document, which need not be fetched again
                 self._mark_fetched(canonical, domain_of(canonical), counts=False)
                 joined.append(canonical)
+        if defences.aliases is not None and (verdict == SOFT_404 or page.status in (404, 410)):
+            defences.aliases.not_found(url)  # a URL rule that made a not-found URL is wrong for this site
         hidden = bool(verdict) and not duplicate
         if (hidden and defences.aliases is not None and verdict.startswith(DUPLICATE)
                 and defences.aliases.learn(final_url, verdict[len(DUPLICATE):])):

@@ -16,6 +16,12 @@ learned per site from the copies the near-duplicate defence confirms (a copy and
 A rule is used once ``min_support`` distinct pairs have shown it (one pair can be a page that happens to be two
 things: a site's home page copied at ``/welcome.html``). The first form fetched is the one kept, and a rule whose
 reverse is already in use is not learned, so rewriting never loops.
+
+A host alias is retired when a URL it rewrote answers as a not-found page (a soft 404, a 404 or a 410), and never
+learned again: a mirror is often partial (a ``www.`` copy of a few sections), and a crawl that met the mirror first
+would otherwise rewrite the whole site into the mirror's not-found pages (over HTTP, one crawl of the messy
+Wikispeedia spent 250 of 1,000 fetches on them). DustBuster validates its rules by fetching samples; here the
+crawl's own fetches of rewritten URLs are the samples.
 """
 
 from __future__ import annotations
@@ -78,6 +84,11 @@ class UrlAliases:
         self.support: Counter[tuple] = Counter()
         self.hosts: dict[HostRule, HostRule] = {}
         self.tails: dict[str, list[TailRule]] = {}  # netloc -> its tail rules in use
+        self.rewritten: dict[str, HostRule] = {}  # URL made by a host alias -> the host form it was rewritten from
+        self.retired: set[frozenset[HostRule]] = set()  # host aliases a not-found page disproved
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update({"rewritten": {}, "retired": set()} | state)  # a checkpoint from before retiring
 
     def learn(self, copy: str, original: str) -> bool:
         """Count the rule a confirmed copy shows; True when that puts a new rule in use."""
@@ -93,6 +104,8 @@ class UrlAliases:
             return False
         if kind == "host":
             source, target = rule
+            if frozenset(rule) in self.retired:
+                return False
             if self.hosts.get(target) == source or source in self.hosts:
                 return False  # its reverse, or another target for the same host, is in use: keep what is
             self.hosts[source] = target
@@ -109,7 +122,8 @@ class UrlAliases:
         if not self.hosts and not self.tails:
             return url
         parts = urlsplit(url)
-        target = self.hosts.get((parts.scheme, parts.netloc))
+        source = (parts.scheme, parts.netloc)
+        target = self.hosts.get(source)
         if target is not None:
             parts = parts._replace(scheme=target[0], netloc=target[1])
         path = parts.path
@@ -120,4 +134,15 @@ class UrlAliases:
             if _kind(stem) == kind:  # "dir/" + "index.html", "page.htm" + "/": what the pairs showed
                 parts = parts._replace(path=stem + original_tail)
                 break
-        return urlunsplit(parts)
+        rewritten = urlunsplit(parts)
+        if target is not None:
+            self.rewritten[rewritten] = source
+        return rewritten
+
+    def not_found(self, url: str) -> bool:
+        """A fetched ``url`` answered as a not-found page: retire the host alias that made it, if one did (True)."""
+        source = self.rewritten.get(url)
+        if source is None or source not in self.hosts:
+            return False
+        self.retired.add(frozenset((source, self.hosts.pop(source))))
+        return True
