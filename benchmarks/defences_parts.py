@@ -1,0 +1,61 @@
+"""What each part of the engine's defences costs a page, measured alone on a web's first pages.
+
+    python -m benchmarks.defences_parts webs/wikispeedia --pages 1000
+
+Each part runs over the same pages in turn, with the defences' default settings, and its CPU time
+(``process_time``) per page is printed: reading a page into shingle hashes, its MinHash signature, the
+near-duplicate lookup, the trap rule's seen-text filter (asked, then told), the link-farm reading and the
+error-page test. ``benchmarks.defences_cost`` gives what they cost a whole crawl; this says where it goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from focuscrawl.engine.defences import DefenceSettings
+from focuscrawl.engine.defences.farms import short_word_share
+from focuscrawl.engine.defences.soft404 import looks_like_error_page
+from focuscrawl.web.store import OfflineWeb
+
+
+def per_page_ms(items: Sequence[Any], part: Callable[[Any], Any]) -> tuple[float, list[Any]]:
+    started = time.process_time()
+    out = [part(item) for item in items]
+    return 1000 * (time.process_time() - started) / len(items), out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("web")
+    parser.add_argument("--pages", type=int, default=1000)
+    args = parser.parse_args()
+    web = OfflineWeb(args.web)
+    records = itertools.islice((r for r in web.records() if r.status == 200), args.pages)
+    pages = [web.fetch(record.url) for record in records]
+    defences = DefenceSettings().build(seed=0, budget=len(pages))
+    assert defences.texts is not None and defences.traps is not None
+    texts, traps = defences.texts, defences.traps
+    ms, runs = per_page_ms(pages, defences.read)
+    print(f"{web.name}, {len(pages)} pages, CPU ms a page:")
+    print(f"  reading into shingle hashes  {ms:.3f}")
+    ms, signatures = per_page_ms(runs, texts.signature)
+    print(f"  MinHash signature            {ms:.3f}")
+    ms, _ = per_page_ms(signatures, lambda sig: texts.find(sig) if sig is not None else None)
+    print(f"  near-duplicate lookup        {ms:.3f}")
+    asked, _ = per_page_ms(runs, traps.new_text)
+    told, _ = per_page_ms(runs, traps.remember)
+    print(f"  seen-text filter             {asked + told:.3f}")
+    ms, _ = per_page_ms(pages, lambda page: short_word_share(page.text, defences.farms.settings.min_words)
+                        if defences.farms is not None else None)
+    print(f"  link-farm reading            {ms:.3f}")
+    ms, _ = per_page_ms(pages, lambda page: looks_like_error_page(page.title, page.text))
+    print(f"  error-page test              {ms:.3f}")
+    web.close()
+
+
+if __name__ == "__main__":
+    main()
