@@ -286,7 +286,7 @@ class CrawlEngine:
             verdict, hidden = verdict or HOST_FAILING, True
             self._close_host(host, skipped, HOST_FAILING)
         if defences.farms is not None and not probe and page.ok and not verdict:
-            farms = defences.farms.record(host, page.text, [url for url, _ in candidates])
+            farms = defences.farms.record(host, page.text, (url for url, _ in candidates))  # read if stuffed
             for farm in farms:
                 self._close_host(farm, skipped, LINK_FARM)
             if host in farms:
