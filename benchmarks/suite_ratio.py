@@ -15,7 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import zlib
 from pathlib import Path
+
+import numpy as np
+
+from focuscrawl.bench.suite import paired_bootstrap
 
 
 def row_means(folder: Path) -> dict[str, dict[str, float]]:
@@ -25,6 +30,46 @@ def row_means(folder: Path) -> dict[str, dict[str, float]]:
         data = json.loads(summary.read_text())
         means[summary.parent.name] = {s["strategy"]: s["auc_ratio_mean"] for s in data["strategies"]}
     return means
+
+
+def row_runs(folder: Path) -> dict[str, tuple[int, dict[str, list[float]]]]:
+    """row folder name -> (the row's seed, strategy -> AUC/oracle per run), from each row's summary.json."""
+    runs = {}
+    for summary in sorted(folder.glob("rows/*/summary.json")):
+        data = json.loads(summary.read_text())
+        runs[summary.parent.name] = (data["seed"], {s["strategy"]: s["auc_ratios"] for s in data["strategies"]})
+    return runs
+
+
+def paired(a: Path, b: list[Path], strategy: str, half: dict[str, str]) -> None:
+    """B against A, one strategy, per row and per half, by the suite's paired bootstrap (seeded as the suite's
+    ``compare``: the row's seed and its name)."""
+    runs_a = row_runs(a)
+    runs_b: dict[str, list[float]] = {}
+    for folder in b:
+        for row, (_, ratios) in row_runs(folder).items():
+            if strategy in ratios:
+                runs_b[row] = ratios[strategy]
+    rows = [r for r in runs_a if r in runs_b and strategy in runs_a[r][1]]
+    print(f"| row | half | {strategy} A | B | B - A [95% interval] | outcome |")
+    print("|---|---|---|---|---|---|")
+    results = []
+    for r in rows:
+        seed, ratios = runs_a[r]
+        rng = np.random.default_rng([seed % 2**32, zlib.crc32(r.encode())])
+        difference = paired_bootstrap(runs_b[r], ratios[strategy], rng)
+        mean_a, mean_b = statistics.mean(ratios[strategy]), statistics.mean(runs_b[r])
+        results.append((half.get(r, ""), mean_a, mean_b, difference.outcome))
+        print(f"| {r} | {half.get(r, '')} | {mean_a:.3f} | {mean_b:.3f} | {difference.mean:+.3f} "
+              f"[{difference.low:+.3f}, {difference.high:+.3f}] | {difference.outcome} |")
+    print()
+    for name in ("tuning", "held-out", ""):
+        part = [x for x in results if not name or x[0] == name]
+        if part:
+            outcomes = [x[3] for x in part]
+            print(f"{name or 'all'} ({len(part)} rows): median A {statistics.median(x[1] for x in part):.3f}, "
+                  f"B {statistics.median(x[2] for x in part):.3f}; B against A {outcomes.count('win')}/"
+                  f"{outcomes.count('tie')}/{outcomes.count('loss')} (W/T/L)")
 
 
 def halves(folder: Path) -> dict[str, str]:
@@ -40,7 +85,12 @@ def main() -> None:
     parser.add_argument("a", type=Path, help="the reference suite folder (e.g. with example texts)")
     parser.add_argument("b", type=Path, nargs="+", help="the compared suite folder(s) (e.g. keywords only)")
     parser.add_argument("--strategy", default="", help="comma-separated (default: every strategy in both)")
+    parser.add_argument("--paired", action="store_true", help="B against A by paired bootstrap, one strategy")
     args = parser.parse_args()
+    if args.paired:
+        half = halves(args.a) or {row: h for folder in args.b for row, h in halves(folder).items()}
+        paired(args.a, args.b, args.strategy or "adaptive", half)
+        return
     a = row_means(args.a)
     b: dict[str, dict[str, float]] = {}
     for folder in args.b:  # a row's strategies may come from several folders (a later one wins a strategy)
