@@ -1,11 +1,16 @@
-"""Shared fixtures: a tiny hand-made labelled web that every engine and strategy test can reason about."""
+"""Shared fixtures: a tiny hand-made labelled web that every engine and strategy test can reason about, and a web
+served on loopback by a thread, for crawls run in other processes."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import threading
 from pathlib import Path
 
 import pytest
 
+from focuscrawl.web.serve import serve_web
 from focuscrawl.web.store import WebWriter
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -78,3 +83,26 @@ def crawl_tiny(web_dir, strategy: str, budget: int = 30, seed: int = 1, **option
     crawl, events, web = tiny_crawl(web_dir, strategy, budget, seed, **options)
     crawl.engine.run(web)
     return crawl.policy, events
+
+
+class ThreadServedWeb:
+    """A web served on loopback by a thread of this process, so that other processes (Ray's workers) and
+    synchronous crawls can fetch it; ``map_file`` is the hosts map a crawl's ``hosts_map`` takes. ``options``: those
+    of ``serve_web``."""
+
+    def __init__(self, web_dir: Path, map_file: Path, **options):
+        self.loop = asyncio.new_event_loop()
+        self.server = serve_web(web_dir, **options)
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(30)
+        map_file.write_text(json.dumps(self.server.hosts))
+        self.map_file = map_file
+
+    def requests(self) -> list:
+        return [r for r in list(self.server.log) if r.path != "/robots.txt"]
+
+    def close(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
