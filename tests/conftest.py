@@ -30,6 +30,16 @@ def _text(words: str, i: int) -> str:
     return " ".join(f"{_SHORT[k % len(_SHORT)]} {w[(i + k) % len(w)]}" for k in range(40))
 
 
+def write_birds_topic(directory: Path, seeds: list[str]) -> Path:
+    """A topic folder: the keyword "bird", five examples of bird text and five of train text, and ``seeds``."""
+    from focuscrawl.topic.topic_dir import write_topic_dir
+    from focuscrawl.types import TopicInputs
+
+    texts = [_text(BIRD_WORDS, i) for i in range(5)] + [_text(OTHER_WORDS, i) for i in range(5)]
+    write_topic_dir(directory, TopicInputs("birds", ["bird"], texts, [1] * 5 + [0] * 5, seeds=seeds))
+    return directory
+
+
 def build_tiny_web(directory: Path) -> Path:
     """Three hosts. birds.test holds a relevant cluster; trains.test is irrelevant; a tunnel through
     trains.test leads to a second relevant cluster on far.test; some links are dead."""

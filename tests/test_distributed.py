@@ -15,13 +15,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import BIRD_WORDS, OTHER_WORDS, ThreadServedWeb, _text
+from conftest import BIRD_WORDS, OTHER_WORDS, ThreadServedWeb, _text, write_birds_topic
 from typer.testing import CliRunner
 
 from focuscrawl.cli.main import app
 from focuscrawl.crawl import Crawler
-from focuscrawl.topic.topic_dir import write_topic_dir
-from focuscrawl.types import TopicInputs
 from focuscrawl.web.store import WebWriter
 
 ray = pytest.importorskip("ray")
@@ -53,9 +51,7 @@ def _web(directory: Path) -> Path:
 def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("distributed")
     web = _web(root / "web")
-    texts = [_text(BIRD_WORDS, i) for i in range(5)] + [_text(OTHER_WORDS, i) for i in range(5)]
-    write_topic_dir(root / "topic", TopicInputs("birds", ["bird"], texts, [1] * 5 + [0] * 5,
-                                                seeds=["http://h0.test/p0", "http://h3.test/p0"]))
+    write_birds_topic(root / "topic", ["http://h0.test/p0", "http://h3.test/p0"])
     server = ThreadServedWeb(web, root / "hosts.json", base_ip="127.0.9.1", disallow={"h1.test": ["/p3"]})
     yield root, server
     server.close()
