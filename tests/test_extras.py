@@ -43,7 +43,7 @@ def test_without_torch_a_lexical_strategy_benches_and_tres_names_the_extra(no_to
 def test_without_the_export_extra_export_names_it(monkeypatch, tmp_path):
     from focuscrawl.storage import StateStore
 
-    without(monkeypatch, "pyarrow", "trafilatura")
+    without(monkeypatch, "pyarrow", "trafilatura", "py3langid")
     store = StateStore(tmp_path / "state.sqlite")  # a run folder whose crawl has just begun
     store.initialise(identity={})
     store.close()
