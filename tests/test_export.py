@@ -21,6 +21,7 @@ from focuscrawl.web.store import WebWriter
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("trafilatura")
+pytest.importorskip("py3langid")
 
 BIRDS = [f"http://birds.test/b{i}" for i in range(6)]
 TRAINS = [f"http://trains.test/t{i}" for i in range(4)]
