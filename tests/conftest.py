@@ -1,11 +1,16 @@
-"""Shared fixtures: a tiny hand-made labelled web that every engine and strategy test can reason about."""
+"""Shared fixtures: a tiny hand-made labelled web that every engine and strategy test can reason about, and a web
+served on loopback by a thread, for crawls run in other processes."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import threading
 from pathlib import Path
 
 import pytest
 
+from focuscrawl.web.serve import serve_web
 from focuscrawl.web.store import WebWriter
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -23,6 +28,16 @@ def _text(words: str, i: int) -> str:
     as stop words."""
     w = words.split()
     return " ".join(f"{_SHORT[k % len(_SHORT)]} {w[(i + k) % len(w)]}" for k in range(40))
+
+
+def write_birds_topic(directory: Path, seeds: list[str]) -> Path:
+    """A topic folder: the keyword "bird", five examples of bird text and five of train text, and ``seeds``."""
+    from focuscrawl.topic.topic_dir import write_topic_dir
+    from focuscrawl.types import TopicInputs
+
+    texts = [_text(BIRD_WORDS, i) for i in range(5)] + [_text(OTHER_WORDS, i) for i in range(5)]
+    write_topic_dir(directory, TopicInputs("birds", ["bird"], texts, [1] * 5 + [0] * 5, seeds=seeds))
+    return directory
 
 
 def build_tiny_web(directory: Path) -> Path:
@@ -78,3 +93,26 @@ def crawl_tiny(web_dir, strategy: str, budget: int = 30, seed: int = 1, **option
     crawl, events, web = tiny_crawl(web_dir, strategy, budget, seed, **options)
     crawl.engine.run(web)
     return crawl.policy, events
+
+
+class ThreadServedWeb:
+    """A web served on loopback by a thread of this process, so that other processes (Ray's workers) and
+    synchronous crawls can fetch it; ``map_file`` is the hosts map a crawl's ``hosts_map`` takes. ``options``: those
+    of ``serve_web``."""
+
+    def __init__(self, web_dir: Path, map_file: Path, **options):
+        self.loop = asyncio.new_event_loop()
+        self.server = serve_web(web_dir, **options)
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(30)
+        map_file.write_text(json.dumps(self.server.hosts))
+        self.map_file = map_file
+
+    def requests(self) -> list:
+        return [r for r in list(self.server.log) if r.path != "/robots.txt"]
+
+    def close(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)

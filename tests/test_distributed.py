@@ -4,27 +4,22 @@ another N and for a missing Ray."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import BIRD_WORDS, OTHER_WORDS, _text
+from conftest import BIRD_WORDS, OTHER_WORDS, ThreadServedWeb, _text, write_birds_topic
 from typer.testing import CliRunner
 
 from focuscrawl.cli.main import app
 from focuscrawl.crawl import Crawler
-from focuscrawl.topic.topic_dir import write_topic_dir
-from focuscrawl.types import TopicInputs
-from focuscrawl.web.serve import serve_web
 from focuscrawl.web.store import WebWriter
 
 ray = pytest.importorskip("ray")
@@ -52,35 +47,12 @@ def _web(directory: Path) -> Path:
     return directory
 
 
-class _Server:
-    """The web served on loopback by a thread of this process, so that Ray's worker processes can fetch it."""
-
-    def __init__(self, web_dir: Path, map_file: Path):
-        self.loop = asyncio.new_event_loop()
-        self.server = serve_web(web_dir, base_ip="127.0.9.1", disallow={"h1.test": ["/p3"]})
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(30)
-        map_file.write_text(json.dumps(self.server.hosts))
-        self.map_file = map_file
-
-    def requests(self) -> list:
-        return [r for r in list(self.server.log) if r.path != "/robots.txt"]
-
-    def close(self) -> None:
-        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("distributed")
     web = _web(root / "web")
-    texts = [_text(BIRD_WORDS, i) for i in range(5)] + [_text(OTHER_WORDS, i) for i in range(5)]
-    write_topic_dir(root / "topic", TopicInputs("birds", ["bird"], texts, [1] * 5 + [0] * 5,
-                                                seeds=["http://h0.test/p0", "http://h3.test/p0"]))
-    server = _Server(web, root / "hosts.json")
+    write_birds_topic(root / "topic", ["http://h0.test/p0", "http://h3.test/p0"])
+    server = ThreadServedWeb(web, root / "hosts.json", base_ip="127.0.9.1", disallow={"h1.test": ["/p3"]})
     yield root, server
     server.close()
 
@@ -94,7 +66,7 @@ def local_ray():
     ray.shutdown()
 
 
-def _settings(root: Path, server: _Server, **extra) -> dict:
+def _settings(root: Path, server: ThreadServedWeb, **extra) -> dict:
     return {"topic": root / "topic", "hosts_map": server.map_file, "progress": "none", "plot": False,
             "fetch": {"min_delay": MIN_DELAY}, "checkpoint_every": 20, **extra}
 

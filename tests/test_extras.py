@@ -11,16 +11,21 @@ from focuscrawl.cli.main import app
 from focuscrawl import extras
 
 
-@pytest.fixture()
-def no_torch(monkeypatch):
+def without(monkeypatch, *packages: str) -> None:
+    """``packages`` cannot be imported through ``focuscrawl.extras`` for the rest of the test."""
     real = importlib.import_module
 
-    def without_neural(name, *args, **kwargs):
-        if name.split(".")[0] in ("torch", "model2vec"):
+    def import_module(name, *args, **kwargs):
+        if name.split(".")[0] in packages:
             raise ImportError(f"No module named {name!r}")
         return real(name, *args, **kwargs)
 
-    monkeypatch.setattr(extras.importlib, "import_module", without_neural)
+    monkeypatch.setattr(extras.importlib, "import_module", import_module)
+
+
+@pytest.fixture()
+def no_torch(monkeypatch):
+    without(monkeypatch, "torch", "model2vec")
 
 
 def test_without_torch_a_lexical_strategy_benches_and_tres_names_the_extra(no_torch, tmp_path):
@@ -33,3 +38,16 @@ def test_without_torch_a_lexical_strategy_benches_and_tres_names_the_extra(no_to
     assert needs.exit_code == 2
     assert "needs the 'neural' extra (pip install 'focuscrawl[neural]')" in needs.output
     assert len(needs.output.strip().splitlines()) == 1 and "Traceback" not in needs.output
+
+
+def test_without_the_export_extra_export_names_it(monkeypatch, tmp_path):
+    from focuscrawl.storage import StateStore
+
+    without(monkeypatch, "pyarrow", "trafilatura", "py3langid")
+    store = StateStore(tmp_path / "state.sqlite")  # a run folder whose crawl has just begun
+    store.initialise(identity={})
+    store.close()
+    result = CliRunner().invoke(app, ["export", str(tmp_path)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "needs the 'export' extra (pip install 'focuscrawl[export]')" in result.output
+    assert len(result.output.strip().splitlines()) == 1

@@ -12,7 +12,8 @@ from focuscrawl.cli.dashboard import DEFAULT_PORT, start_dashboard
 from focuscrawl.config import CrawlConfig, load_config, read_effective_config
 from focuscrawl.crawl import BaseCrawler, open_crawler
 from focuscrawl.crawl.progress import Progress
-from focuscrawl.crawl.run_folder import SHARDS_DIR, RunFolder
+from focuscrawl.crawl.run_folder import RunFolder
+from focuscrawl.storage.layout import SHARDS_DIR
 
 
 def crawl_cmd(

@@ -1,6 +1,6 @@
 """The ``focuscrawl`` command line. Thin: each command parses arguments, builds a config, calls the library.
 
-One module per command group (``bench``, ``crawl``, ``topic``, ``web``); this one only assembles them.
+One module per command group (``bench``, ``crawl``, ``export``, ``topic``, ``web``); this one only assembles them.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from focuscrawl.cli.bench import bench_cmd, bench_policy_cmd, demo_cmd, strategi
 from focuscrawl.cli.common import console
 from focuscrawl.cli.crawl import crawl_cmd
 from focuscrawl.cli.dashboard import dashboard_cmd, with_dashboard_port
+from focuscrawl.cli.export import export_cmd
 from focuscrawl.cli.topic import topic_app
 from focuscrawl.cli.web import web_app
 
@@ -30,6 +31,7 @@ app.command("demo")(demo_cmd)
 app.command("bench-policy")(bench_policy_cmd)
 app.command("strategies")(strategies_cmd)
 app.command("dashboard")(dashboard_cmd)
+app.command("export")(export_cmd)
 app.add_typer(topic_app, name="topic")
 app.add_typer(web_app, name="web")
 

@@ -35,6 +35,7 @@ from focuscrawl.storage import (
     repair_pages,
 )
 from focuscrawl.storage.harvest import plot_harvest_csv
+from focuscrawl.storage.layout import DISTRIBUTED_FILE, is_distributed
 from focuscrawl.storage.repair import RepairReport, check_store, repair_run_folder
 from focuscrawl.storage.state import StoreDamagedError
 from focuscrawl.topic.models import ModelOptions, train_relevance_model
@@ -44,8 +45,6 @@ MODEL_FILE = "model.pkl"
 SUMMARY_FILE = "summary.json"
 PLOT_FILE = "harvest.png"
 LOCK_FILE = ".lock"
-SHARDS_DIR = "shards"
-DISTRIBUTED_FILE = "distributed.json"  # a distributed crawl's N
 
 
 @dataclass
@@ -184,7 +183,7 @@ def check_crawl_kind(path: Path, workers: int | None) -> None:
     one, a distributed crawl of a single-process one, or another number of shards."""
     marker = path / DISTRIBUTED_FILE
     if workers is None:
-        if (path / SHARDS_DIR).is_dir() or marker.exists():
+        if is_distributed(path):
             raise ResumeError(f"{path} is a distributed crawl (--workers): run it with "
                               "focuscrawl.crawl.distributed.DistributedCrawler or `focuscrawl crawl --workers N`")
     elif marker.exists():

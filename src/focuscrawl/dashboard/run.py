@@ -34,7 +34,7 @@ import yaml
 from focuscrawl.crawl.run_folder import LOCK_FILE, SUMMARY_FILE
 from focuscrawl.storage.harvest import HARVEST_FILE
 from focuscrawl.storage.pages import PAGES_FILE
-from focuscrawl.storage.state import STATE_FILE
+from focuscrawl.storage.state import STATE_FILE, connect_readonly
 
 CONFIG_FILE = "config.yml"
 LATEST = 30          # rows in the "latest pages" table
@@ -93,19 +93,6 @@ def problem_kind(status: int, error: str) -> tuple[str, bool] | None:
 
 
 # -- read-only access ----------------------------------------------------------------------------------
-def connect_readonly(path: Path, timeout: float = 1.0) -> sqlite3.Connection:
-    """A read-only connection to the state store that creates no file and takes no write lock."""
-    path = Path(path).resolve()
-    uri = f"{path.as_uri()}?mode=ro"
-    if not path.with_name(path.name + "-wal").exists():
-        # No writer has it open (a WAL writer keeps the -wal file while connected): everything is in the
-        # main file, and immutable keeps SQLite from creating -wal/-shm files in a finished folder.
-        uri += "&immutable=1"
-    db = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
-    db.execute("PRAGMA query_only=1")
-    return db
-
-
 def lock_held(lock_path: Path) -> bool | None:
     """Whether a process holds the flock on ``lock_path`` (None: cannot tell on this system).
 

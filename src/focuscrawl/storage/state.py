@@ -115,8 +115,9 @@ class StepRecord:
         }
 
 
-_STEP_COLUMNS = ("step, url, final_url, host, status, content_type, title, error, body, fetched_at, fetch_s, "
-                 "relevance, reward, depth, parent, score, frontier_size, reason, warc_end, verdict, skipped")
+_FIRST_COLUMNS = ("step, url, final_url, host, status, content_type, title, error, body, fetched_at, fetch_s, "
+                  "relevance, reward, depth, parent, score, frontier_size, reason, warc_end")
+_STEP_COLUMNS = _FIRST_COLUMNS + "".join(f", {name}" for name, _ in _COLUMNS_ADDED)
 
 
 def _row_to_step(row: tuple) -> StepRecord:
@@ -127,6 +128,44 @@ def _row_to_step(row: tuple) -> StepRecord:
     return StepRecord(step, url, final_url, host, status, content_type, title, error, payload["text"], links,
                       fetched_at, fetch_s, relevance, reward, depth, parent, score, frontier_size, reason,
                       warc_end, verdict, [(u, why) for u, why in json.loads(skipped)])
+
+
+def connect_readonly(path: Path, timeout: float = 1.0) -> sqlite3.Connection:
+    """A read-only connection to the state store that creates no file and takes no write lock."""
+    path = Path(path).resolve()
+    uri = f"{path.as_uri()}?mode=ro"
+    if not path.with_name(path.name + "-wal").exists():
+        # No writer has it open (a WAL writer keeps the -wal file while connected): everything is in the
+        # main file, and immutable keeps SQLite from creating -wal/-shm files in a finished folder.
+        uri += "&immutable=1"
+    db = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
+    db.execute("PRAGMA query_only=1")
+    return db
+
+
+def read_steps(path: Path) -> Iterator[StepRecord]:
+    """Every step committed to the store at ``path``, in step order, read as the dashboard reads it (read-only, no
+    lock): a running crawl is read up to its last commit, and a finished folder is left exactly as it was."""
+    path = Path(path)
+    try:
+        db = connect_readonly(path)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is None:  # a crawl starting: nothing committed yet
+                return
+            if json.loads(row[0]) != SCHEMA_VERSION:
+                raise StoreVersionError(f"{path} was written by another focuscrawl version (store format "
+                                        f"{row[0]}, this one reads {SCHEMA_VERSION}); read it with that version")
+            have = {row[1] for row in db.execute("PRAGMA table_info(steps)")}
+            # a store made before a column was added: its default for every step, as StateStore gives it them
+            columns = _FIRST_COLUMNS + "".join(
+                f", {name}" if name in have else f", {declaration.rpartition('DEFAULT ')[2]} AS {name}"
+                for name, declaration in _COLUMNS_ADDED)
+            yield from map(_row_to_step, db.execute(f"SELECT {columns} FROM steps ORDER BY step"))
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as exc:
+        raise StoreDamagedError(damage_message(path, str(exc))) from None
 
 
 class StoreVersionError(RuntimeError):

@@ -72,6 +72,12 @@ def looks_like_html(head: bytes) -> bool:
     return bool(_HTML_START.match(head[:_SNIFF_BYTES].removeprefix(codecs.BOM_UTF8)))
 
 
+def is_html(content_type: str, body: bytes) -> bool:
+    """Whether a stored body (its media type, without parameters) is an HTML document: by its type, or by its
+    first bytes when served without a specific one."""
+    return content_type in HTML_TYPES or (content_type in SNIFF_TYPES and looks_like_html(body))
+
+
 def decode_html(body: bytes, content_type: str | None = None, *, truncated: bool = False) -> str:
     """The text of an HTML document, decoded as a browser would.
 

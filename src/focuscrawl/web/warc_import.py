@@ -22,13 +22,7 @@ from pathlib import Path
 from warcio.archiveiterator import ArchiveIterator
 
 from focuscrawl.urls import normalize_url
-from focuscrawl.web.html import (
-    HTML_TYPES,
-    SNIFF_TYPES,
-    decode_html,
-    looks_like_html,
-    parse_html,
-)
+from focuscrawl.web.html import decode_html, is_html, parse_html
 from focuscrawl.web.store import MAX_REDIRECTS, WebWriter
 
 # Pages bigger than this are truncated before parsing: a 100 MB "page" is a data dump, not a page, and
@@ -255,8 +249,7 @@ def _write_page(writer: WebWriter, record, url: str, capture: _Capture, labels, 
         report.body_errors += 1
         body = b""
     content_type = capture.content_type
-    is_html = content_type in HTML_TYPES or (content_type in SNIFF_TYPES and looks_like_html(body))
-    if not is_html:
+    if not is_html(content_type, body):
         report.non_html += 1
         writer.add_page(url, status=capture.status, content_type=content_type, labels=labels)
         return

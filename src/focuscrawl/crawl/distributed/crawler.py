@@ -17,10 +17,11 @@ from focuscrawl.crawl.distributed.coordinator import Coordinator
 from focuscrawl.crawl.distributed.messages import PARAMETERS_PREFIX
 from focuscrawl.crawl.distributed.shard import Shard
 from focuscrawl.crawl.inputs import CrawlInputs
-from focuscrawl.crawl.run_folder import DISTRIBUTED_FILE, SHARDS_DIR, RunFolder
+from focuscrawl.crawl.run_folder import RunFolder
 from focuscrawl.policy import ShardAware
 from focuscrawl.storage import HARVEST_FILE, PAGES_FILE, STATE_FILE, StateStore
 from focuscrawl.storage.harvest import COLUMNS
+from focuscrawl.storage.layout import DISTRIBUTED_FILE, SHARDS_DIR
 
 
 @dataclass

@@ -34,11 +34,10 @@ from focuscrawl.engine.defences.aliases import UrlAliases, UrlAliasSettings
 from focuscrawl.engine.defences.duplicates import (
     NearDuplicates,
     NearDuplicateSettings,
-    shingles,
+    page_shingles,
     signature,
     similarity,
     url_words,
-    words,
 )
 from focuscrawl.engine.defences.farms import LinkFarms, LinkFarmSettings
 from focuscrawl.engine.defences.hosts import HostHealth, HostHealthSettings, is_failure
@@ -146,9 +145,7 @@ class Defences:
 
     def read(self, page: Page, drop: frozenset[str] = frozenset()) -> np.ndarray:
         """The page's text as the defences read it: the hashes of its distinct shingles (title and main text)."""
-        reading = self.reading
-        tokens = words(page.title, drop) + words(page.text, drop, reading.max_words)  # not a copy of a long text
-        return shingles(tokens, reading.shingle)
+        return page_shingles(page.title, page.text, self.reading, drop)
 
     def url(self, url: str | None) -> str | None:
         """A normalised URL as the crawl keeps it: without tracking and session parameters when hygiene is on, and

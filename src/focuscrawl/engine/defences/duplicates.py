@@ -71,6 +71,14 @@ def url_words(url: str) -> frozenset[str]:
     return frozenset(words(path))
 
 
+def page_shingles(title: str, text: str, reading: NearDuplicateSettings, drop: frozenset[str] = frozenset()
+                  ) -> np.ndarray:
+    """A page's text as the near-duplicate defences read it: the hashes of the distinct shingles of its title and
+    main text, without the words in ``drop`` (a long text by its ends only, so a copy of it costs no more)."""
+    tokens = words(title, drop) + words(text, drop, reading.max_words)
+    return shingles(tokens, reading.shingle)
+
+
 @lru_cache(maxsize=8)
 def _permutations(num_perm: int) -> np.ndarray:
     return MinHash(num_perm=num_perm, seed=_SEED, scheme=_SCHEME).permutations
