@@ -31,12 +31,15 @@ How a crawl goes (one ``CrawlEngine`` built by ``focuscrawl.builder``, as ``focu
   callbacks yield are their links, without anchors. A non-2xx answer is a page of its status (Scrapy's
   ``HttpErrorMiddleware`` keeps it from the callback, unless the spider allows it), a download that fails (after
   Scrapy's retries) a page of status 0; each counts against the budget, as in ``focuscrawl crawl``.
+- **In flight**: at most ``CONCURRENT_REQUESTS`` of the policy's pages are sent and not yet recorded (``focuscrawl
+  crawl``'s concurrency), so that a page's links reach the policy before it chooses again; at 1 a crawl fetches
+  what ``focuscrawl crawl --concurrency 1`` fetches, in the same order.
 - **The budget** counts the policy's pages (and the engine's own soft-404 probes); when it is spent, or the
   frontier is empty, the spider closes as any spider does once nothing is left to do.
 - **Resume** (``JOBDIR``): on close the engine (closure, frontier, the policy's state: ``CrawlEngine.snapshot``)
   and the requests it holds are written to ``JOBDIR/focuscrawl.state``; the same spider with the same ``JOBDIR``
   continues the crawl without fetching a page again. As Scrapy's own queues, this needs a clean stop (one
-  Ctrl-C, ``CLOSESPIDER_*``); pages in flight then are fetched again. A resumed crawl keeps its first seeds.
+  Ctrl-C, ``CLOSESPIDER_*``), which lets the pages in flight finish. A resumed crawl keeps its first seeds.
 
 ``FOCUSCRAWL_PAGES`` names a file that gets ``focuscrawl crawl``'s ``pages.jsonl`` record of each step (the policy's
 score and reason included); ``FOCUSCRAWL_HOSTS_MAP`` crawls a web served by ``focuscrawl web serve --map`` on
@@ -80,11 +83,10 @@ from focuscrawl.web.http import FetchConfig, followable, page_from_body
 logger = logging.getLogger(__name__)
 
 # Request meta: the engine's URL of the selection a request fetches (a redirect or a retry keeps it), a request
-# the scheduler holds already (a start request or a link of a page), a start request it refuses, a probe.
+# the scheduler holds already (a start request or a link of a page), a start request it refuses.
 SELECTION = "focuscrawl_selection"
 HELD = "focuscrawl_held"
 NOT_SEED = "focuscrawl_not_seed"
-PROBE = "focuscrawl_probe"
 STATE_FILE = "focuscrawl.state"
 REFUSED = "focuscrawl_bad_settings"  # the finish reason of a spider closed for a mistake in the settings
 STATE_VERSION = 1
@@ -161,6 +163,9 @@ class FocusedScheduler(BaseScheduler):
         self.crawler = crawler
         self.scrapy = Scheduler.from_crawler(crawler)  # requests that are not the policy's
         self.jobdir = job_dir(crawler.settings)
+        # The policy's selections sent and not yet recorded, at most (focuscrawl crawl's concurrency): Scrapy would
+        # send the next request as soon as a download ends, before the page's links reach the policy.
+        self.in_flight = max(1, crawler.settings.getint("CONCURRENT_REQUESTS"))
         self.engine: CrawlEngine | None = None
         self.requests: dict[str, Request] = {}  # frontier URL -> the spider's request for it
         self.dispatched: dict[str, Request] = {}  # selection sent, not yet recorded -> its request
@@ -168,6 +173,7 @@ class FocusedScheduler(BaseScheduler):
         self.ready: Selection | None = None  # selected by has_pending_requests, sent by next_request
         self.pages: PagesWriter | None = None
         self.page_s = 0.0  # building pages from responses (parsing, main text)
+        self.record_s = 0.0  # the engine recording them (classifier, defences, the policy's observe)
         self.refused = False
         self.spider = None
         _SCHEDULERS[crawler] = self
@@ -202,10 +208,11 @@ class FocusedScheduler(BaseScheduler):
             stats.set_value("focuscrawl/relevant_by_classifier", self.relevant)
             stats.set_value("focuscrawl/decision_s", round(engine.stats.decision_s, 3))
             stats.set_value("focuscrawl/page_s", round(self.page_s, 3))
+            stats.set_value("focuscrawl/record_s", round(self.record_s, 3))
             stats.set_value("focuscrawl/frontier", engine.frontier_size)
-            logger.info("focuscrawl: %d pages chosen by %s, %d of them on topic by the classifier; policy %.1f s, "
-                        "pages read in %.1f s", engine.stats.steps, self.strategy, self.relevant,
-                        engine.stats.decision_s, self.page_s)
+            logger.info("focuscrawl: %d pages chosen by %s, %d of them on topic by the classifier; pages read in "
+                        "%.1f s and recorded in %.1f s, the policy's decisions %.1f s", engine.stats.steps,
+                        self.strategy, self.relevant, self.page_s, self.record_s, engine.stats.decision_s)
         if self.pages is not None:
             self.pages.close()
         return self.scrapy.close(reason)
@@ -213,7 +220,7 @@ class FocusedScheduler(BaseScheduler):
     def has_pending_requests(self) -> bool:
         if self.refused:
             return False
-        if self.scrapy.has_pending_requests() or self.redo or self.ready is not None:
+        if self.scrapy.has_pending_requests() or self.redo or self.ready is not None or self.dispatched:
             return True
         if self.engine is None:
             return False
@@ -245,7 +252,7 @@ class FocusedScheduler(BaseScheduler):
                 self.dispatched[url] = request
             return request
         engine = self.engine
-        while engine is not None:
+        while engine is not None and len(self.dispatched) < self.in_flight:
             if self.redo:
                 url, request = next(iter(self.redo.items()))
                 del self.redo[url]
@@ -383,7 +390,9 @@ class FocusedScheduler(BaseScheduler):
 
     def _record(self, url: str, page: Page, fetch_s: float = 0.0) -> None:
         self.dispatched.pop(url, None)
+        started = time.perf_counter()
         event = self.engine.record(url, page, fetch_s)
+        self.record_s += time.perf_counter() - started
         self.relevant += int(event.reward > 0)
         if self.pages is not None:
             self.pages.write(StepRecord.of(event, page, fetch_s, time.time()))
@@ -391,7 +400,7 @@ class FocusedScheduler(BaseScheduler):
     def _probe(self, url: str) -> None:
         """The engine's own fetch (a soft-404 probe): downloaded through Scrapy's downloader, never the spider."""
         async def fetch() -> None:
-            request = Request(url, callback=NO_CALLBACK, dont_filter=True, meta={PROBE: True})
+            request = Request(url, callback=NO_CALLBACK, dont_filter=True)
             try:
                 response = await self.crawler.engine.download_async(request)
             except Exception as exc:  # noqa: BLE001 - a failed probe is a page of status 0, as any failed fetch
@@ -566,4 +575,6 @@ class LoopbackDownloadHandler(HTTP11DownloadHandler):
             headers["X-Forwarded-Proto"] = "https"
         sent = request.replace(url=urlunsplit(("http", address, parts.path or "/", parts.query, "")), headers=headers)
         response = await super().download_request(sent)
+        if "download_latency" in sent.meta:
+            request.meta["download_latency"] = sent.meta["download_latency"]
         return response.replace(url=request.url)
