@@ -22,6 +22,7 @@ rank_probe             ``adaptive`` logging where it ranks one URL (a strategy f
 reward_transfer        whether a reward classifier trained on one university recognises the topic at the others
 reward_vs_score        what the agent's reward saw against what the benchmark scored, crawl by crawl
 scrapy_rate            the crawl of fetch_rate done by Scrapy (in its own environment)
+scrapy_focused         a spider run by focuscrawl.scrapy against focuscrawl crawl and Scrapy's default scheduler
 seed_reach             pages each run's seeds can reach, before and after the benchmark's seed rule
 served                 a helper, not a benchmark: ``focuscrawl web serve`` in a subprocess, for the served crawls
 suite_gaps             where a strategy trails another on a suite's rows, with paired-bootstrap intervals

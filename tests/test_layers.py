@@ -23,12 +23,12 @@ LAYERS = [
     ("focuscrawl.topic",),
     ("focuscrawl.engine", "focuscrawl.strategies"),
     ("focuscrawl.config", "focuscrawl.builder", "focuscrawl.storage"),
-    ("focuscrawl.bench", "focuscrawl.crawl"),
+    ("focuscrawl.bench", "focuscrawl.crawl", "focuscrawl.scrapy"),  # scrapy: the scheduler of the scrapy extra
     ("focuscrawl.dashboard",),  # reads run folders and bench outputs; the CLI starts it
     ("focuscrawl.cli",),
 ]
 INDEPENDENT = [("focuscrawl.engine", "focuscrawl.strategies"), ("focuscrawl.bench", "focuscrawl.crawl"),
-               ("focuscrawl.storage", "focuscrawl.builder")]
+               ("focuscrawl.storage", "focuscrawl.builder"), ("focuscrawl.bench", "focuscrawl.scrapy")]
 # Inside strategies/, each module or package directly under it is a family (adaptive, gouriten, tres, ...) that
 # imports no other family: what two families share lives in one of these, below every family.
 STRATEGIES = "focuscrawl.strategies"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from focuscrawl.engine.defences import DefenceSettings
 from focuscrawl.engine.scope import Scope
@@ -199,6 +199,16 @@ class BenchConfig(RunSettings):
         """The settings of run ``run``: its crawl seed is derived from the benchmark's seed and the run."""
         return RunSettings.model_validate({**self.model_dump(include=set(RunSettings.model_fields)),
                                            "seed": self.seed * 1000 + run})
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """A config's validation errors in one line: ``setting budget: Input should be greater than 0; ...``."""
+    parts = []
+    for error in exc.errors():
+        key = ".".join(str(part) for part in error["loc"]) or "(config)"
+        message = "unknown setting" if error["type"] == "extra_forbidden" else error["msg"]
+        parts.append(f"setting {key}: {message}")
+    return "; ".join(parts)
 
 
 def strategy_options(settings: RunSettings, name: str, strategy: str) -> dict[str, Any]:

@@ -41,7 +41,8 @@ fetched it, with only the links this shard owns (memo None, as for a URL the pol
 ``Policy`` gets it through ``observe``. What only distributed crawls need lives in the optional mixin
 ``ShardAware``: ``adopt`` for a strategy that must not learn from a page it did not fetch (TRES), and
 ``parameters`` / ``combine_parameters`` / ``load_parameters`` / ``combine_every`` for one whose learning the
-shards pool or average (adaptive, TRES). A single-process crawl never uses any of it.
+shards pool or average (adaptive, TRES). A single-process crawl never uses any of it, but for ``adopt``:
+``focuscrawl.scrapy`` hands a policy the links of a page Scrapy fetched outside it the same way.
 
 Optional: ``diagnostics()`` returns numbers worth showing about the policy's internals (tree leaves,
 epsilon, ...), read by ``focuscrawl bench-policy`` and progress displays.

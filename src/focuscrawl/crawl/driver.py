@@ -177,14 +177,7 @@ class CrawlDriver:
 
     def _complete(self, url: str, page: Page, fetch_s: float, result=None) -> StepRecord:
         event = self.engine.record(url, page, fetch_s)
-        record = StepRecord(
-            step=event.step, url=url, final_url=page.final_url or url, host=event.host, status=page.status,
-            content_type=page.content_type, title=page.title, error=page.error, text=page.text,
-            outlinks=list(page.outlinks), fetched_at=time.time(), fetch_s=fetch_s, relevance=event.relevance,
-            reward=event.reward, depth=event.depth, parent=event.parent, score=event.score,
-            frontier_size=event.frontier_size, reason=event.reason, verdict=event.verdict,
-            skipped=list(event.skipped),
-        )
+        record = StepRecord.of(event, page, fetch_s, time.time())
         if self.warc is not None:
             record.warc_end = self.warc.write(url, page, result)
         self.store.commit_step(record, self._checkpoint(event.step), self._outbox(event.step))

@@ -123,7 +123,7 @@ class CrawlEngine:
         """Normalise the seeds, register them as discovered and hand the context to the policy."""
         seeds = []
         for raw in context.seeds:
-            url = self._normalize(raw)
+            url = self.normalize(raw)
             if url is None:
                 raise ValueError(f"seed {raw!r} is not an http(s) URL")
             out_of_scope = self.scope.reason(url, 0)
@@ -166,7 +166,7 @@ class CrawlEngine:
                             return None
                 url = selection.url
                 host = domain_of(url)
-                probe = defences.soft_404 is not None and defences.soft_404.is_probe(url)
+                probe = self.is_probe(url)
                 # Fetches in flight count against the cap: every fetch counts once recorded, whatever its
                 # status, so a host whose cap they would reach is as good as capped (concurrent crawls).
                 if (url in self.fetched or url in self._in_flight or host in self.capped_hosts
@@ -222,11 +222,11 @@ class CrawlEngine:
         self.stats.fetch_s += fetch_s
         self._mark_fetched(url, host)
         defences = self.defences
-        probe = defences.soft_404 is not None and defences.soft_404.is_probe(url)
+        probe = self.is_probe(url)
 
         final_url = url
         if page.final_url and page.final_url != url:
-            final_url = self._normalize(page.final_url) or url
+            final_url = self.normalize(page.final_url) or url
         duplicate = False
         joined: list[str] = []  # URLs this fetch adds to the closure besides its own: a redirect's target, a canonical
         if final_url != url:
@@ -260,14 +260,7 @@ class CrawlEngine:
                 and defences.aliases.learn(final_url, verdict[len(DUPLICATE):])):
             self._merge_aliases(skipped)
 
-        relevance = 0.0
-        if page.ok and not verdict and (page.text or page.title):
-            text = f"{page.title}\n{page.text}"
-            if getattr(self.classifier, "learns_online", False):  # an OnlineRelevanceModel
-                relevance = float(self.classifier.predict_page(text))
-                self.classifier.learn_one(text)  # a self-training model learns from every page it scores
-            else:
-                relevance = float(self.classifier.predict_proba([text])[0])
+        relevance = 0.0 if verdict else self.relevance(page)
         # a redirect that left the scope (another domain, an excluded path) is fetched, but not followed further
         followed = not verdict and self.scope.allows(final_url, self.depth.get(url, 0))
         candidates = self._candidates(url, page) if followed else []
@@ -342,6 +335,24 @@ class CrawlEngine:
             sink(event)
         return event
 
+    def relevance(self, page: Page, learn: bool = True) -> float:
+        """The agent's classifier's probability that ``page`` is on topic (0 for a failed or empty page). A model
+        that learns online (an ``OnlineRelevanceModel``) learns from the page too, if ``learn``."""
+        if not (page.ok and (page.text or page.title)):
+            return 0.0
+        text = f"{page.title}\n{page.text}"
+        if getattr(self.classifier, "learns_online", False):
+            relevance = float(self.classifier.predict_page(text))
+            if learn:
+                self.classifier.learn_one(text)  # a self-training model learns from every page it scores
+            return relevance
+        return float(self.classifier.predict_proba([text])[0])
+
+    def is_probe(self, url: str) -> bool:
+        """Whether ``url`` is a fetch the engine makes itself (a soft-404 probe), not one of the policy's selections:
+        a driver fetches it as any other, and ``record`` observes it without the policy."""
+        return self.defences.soft_404 is not None and self.defences.soft_404.is_probe(url)
+
     def run(self, web: Web) -> CrawlStats:
         """Synchronous loop for in-process environments such as offline webs."""
         while not self.done:
@@ -360,7 +371,8 @@ class CrawlEngine:
         return outgoing
 
     def adopt(self, foreign: ForeignLinks) -> int:
-        """Links another shard found enter this shard's closure bookkeeping and its policy's frontier.
+        """Links another shard found (or, in a Scrapy crawl, a page fetched outside the policy) enter this shard's
+        closure bookkeeping and its policy's frontier.
 
         Filtered as a page's own outlinks are (fetched, capped, not owned here, duplicates); the policy gets
         them in a ``foreign`` Observation of the parent page (``focuscrawl.policy.adopt``). Returns how many it got.
@@ -429,15 +441,16 @@ class CrawlEngine:
         return [context.topic, *classifiers, self.judge]
 
     # -- bookkeeping ---------------------------------------------------------------------------
-    def _normalize(self, url: str) -> str | None:
-        """``normalize_url``, then the URL hygiene of the defences when it is on."""
+    def normalize(self, url: str) -> str | None:
+        """A URL as the crawl keeps it (its closure's and its selections' key): ``normalize_url``, then the URL
+        hygiene of the defences when it is on. None for a URL that is not http(s)."""
         return self.defences.url(normalize_url(url))
 
     def _canonical(self, page: Page, url: str, final_url: str) -> str | None:
         """The page's rel=canonical URL as the crawl keeps it, when it names another URL than the page's."""
         if page.canonical is None:
             return None
-        canonical = self._normalize(page.canonical)
+        canonical = self.normalize(page.canonical)
         return None if canonical in (None, url, final_url) else canonical
 
     def _discover(self, url: str, parent: str | None, host: str) -> None:
@@ -523,7 +536,7 @@ class CrawlEngine:
         out: list[tuple[str, str]] = []
         seen: set[str] = set()
         for link in page.outlinks:
-            url = self._normalize(link.url)
+            url = self.normalize(link.url)
             if url is None or url in seen or url in self.fetched or url == parent:
                 continue
             seen.add(url)

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from focuscrawl.types import Link, Page
+from focuscrawl.types import Link, Page, StepEvent
 
 STATE_FILE = "state.sqlite"
 SCHEMA_VERSION = 2
@@ -97,6 +97,18 @@ class StepRecord:
     warc_end: int | None = None
     verdict: str = ""
     skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, event: StepEvent, page: Page, fetch_s: float, fetched_at: float) -> StepRecord:
+        """The record of one engine step: ``CrawlEngine.record``'s event and the page it was given."""
+        return cls(
+            step=event.step, url=event.url, final_url=page.final_url or event.url, host=event.host,
+            status=page.status, content_type=page.content_type, title=page.title, error=page.error, text=page.text,
+            outlinks=list(page.outlinks), fetched_at=fetched_at, fetch_s=fetch_s, relevance=event.relevance,
+            reward=event.reward, depth=event.depth, parent=event.parent, score=event.score,
+            frontier_size=event.frontier_size, reason=event.reason, verdict=event.verdict,
+            skipped=list(event.skipped),
+        )
 
     def page(self) -> Page:
         return Page(url=self.url, final_url=self.final_url, status=self.status, content_type=self.content_type,

@@ -135,6 +135,51 @@ class FetchResult:
     elapsed: float = 0.0
 
 
+def is_html_body(content_type: str, body: bytes) -> bool:
+    """Whether a body is an HTML document: served as HTML, or sniffed as HTML (``looks_like_html``), and not binary
+    content mislabelled as HTML. ``content_type`` is the media type alone, lower case (``text/html``)."""
+    if not (content_type in HTML_TYPES or looks_like_html(body)):
+        return False
+    return not (b"\x00" in body[:1024] and not body.startswith((b"\xff\xfe", b"\xfe\xff")))
+
+
+def followable(links: list[Link], config: FetchConfig) -> list[Link]:
+    """The links a crawl may follow: ``parse_html``'s are normalised (http(s), bounded length), so only overlong
+    URLs and traps remain to drop."""
+    return [link for link in links if len(link.url) <= config.max_url_length and not is_trap_url(
+        link.url, max_segment_repeats=config.trap_max_segment_repeats, max_depth=config.trap_max_depth)]
+
+
+def page_from_body(url: str, final_url: str, status: int, content_type_header: str | None, body: bytes,
+                   config: FetchConfig, *, is_html: bool | None = None, truncated: bool = False,
+                   error: str = "") -> Page:
+    """The Page of one answer to ``url``: its title, text and followable outlinks when it is a 2xx HTML document,
+    decoded and parsed as every fetch here is. ``final_url`` is the URL that answered (after redirects),
+    ``content_type_header`` the answer's Content-Type; ``is_html`` None decides by the body (``is_html_body``).
+    The HTTP fetcher builds its pages here, and so does anything else that fetched the bytes itself (Scrapy)."""
+    content_type = (content_type_header or "").split(";", 1)[0].strip().lower()
+    page = Page(url=url, final_url=final_url, status=status, content_type=content_type, error=error)
+    if is_html is None:
+        is_html = is_html_body(content_type, body)
+    if 200 <= status < 300 and is_html:
+        document = decode_html(body, content_type_header, truncated=truncated)
+        try:
+            title, text, links = parse_html(document, final_url, max_links=config.max_outlinks,
+                                            main_text=config.main_text)
+        except Exception as exc:  # noqa: BLE001 - a page the parser cannot take is a failed page, not a crash
+            title, text, links = "", "", []
+            page.error = f"unparseable HTML: {type(exc).__name__}"
+        page.title, page.text = title, text
+        page.outlinks = followable(links, config)
+        if config.keep_html:
+            page.html = document
+    elif 200 <= status < 300 and not page.error:
+        page.error = f"not HTML ({content_type or 'no content type'})"
+    if truncated and not page.error:
+        page.error = f"body cut at {config.max_body_bytes} bytes"
+    return page
+
+
 @dataclass(slots=True)
 class _Response:
     status: int
@@ -275,32 +320,11 @@ class HttpFetcher:
 
     # -- building the Page -----------------------------------------------------------------------
     def _result(self, url: str, final: str, response: _Response, redirects: list[str], started: float) -> FetchResult:
-        cfg = self.config
-        page = Page(url=url, final_url=final, status=response.status, content_type=response.content_type,
-                    error=response.error)
-        if 200 <= response.status < 300 and response.is_html:
-            document = decode_html(response.body, response.header("Content-Type"), truncated=response.truncated)
-            try:
-                title, text, links = parse_html(document, final, max_links=cfg.max_outlinks, main_text=cfg.main_text)
-            except Exception as exc:  # noqa: BLE001 - a page the parser cannot take is a failed page, not a crash
-                title, text, links = "", "", []
-                page.error = f"unparseable HTML: {type(exc).__name__}"
-            page.title, page.text = title, text
-            page.outlinks = self._followable(links)
-            if cfg.keep_html:
-                page.html = document
-        elif 200 <= response.status < 300 and not page.error:
-            page.error = f"not HTML ({response.content_type or 'no content type'})"
-        if response.truncated and not page.error:
-            page.error = f"body cut at {cfg.max_body_bytes} bytes"
+        page = page_from_body(url, final, response.status, response.header("Content-Type"), response.body,
+                              self.config, is_html=response.is_html, truncated=response.truncated,
+                              error=response.error)
         return FetchResult(page, response.headers, response.ip, redirects, response.body, response.truncated,
                            time.monotonic() - started)
-
-    def _followable(self, links: list[Link]) -> list[Link]:
-        # parse_html's links are normalised (http(s), bounded length): only traps remain to drop.
-        cfg = self.config
-        return [link for link in links if len(link.url) <= cfg.max_url_length and not is_trap_url(
-            link.url, max_segment_repeats=cfg.trap_max_segment_repeats, max_depth=cfg.trap_max_depth)]
 
     async def _render(self, result: FetchResult) -> None:
         """Run the page's scripts if ``render`` asks for it; its links (and text, if longer) join the page."""
@@ -324,7 +348,7 @@ class HttpFetcher:
         before = len(page.outlinks)
         page.title, page.text, links = merge_rendered((page.title, page.text, page.outlinks), rendered,
                                                       max_links=cfg.max_outlinks)
-        page.outlinks = self._followable(links)
+        page.outlinks = followable(links, cfg)
         self.render_stats.links_added += len(page.outlinks) - before
 
     # -- one HTTP exchange, politely ---------------------------------------------------------------
@@ -436,9 +460,7 @@ class HttpFetcher:
             chunks.append(tail)
             out.truncated = size > max_bytes
         out.body = b"".join(chunks)[:max_bytes]
-        out.is_html = out.content_type in HTML_TYPES or looks_like_html(out.body)
-        if out.is_html and b"\x00" in out.body[:1024] and not out.body.startswith((b"\xff\xfe", b"\xfe\xff")):
-            out.is_html = False  # binary content mislabelled as HTML
+        out.is_html = is_html_body(out.content_type, out.body)
         return out
 
     async def _fetch_robots(self, url: str) -> tuple[int, str]:

@@ -1,0 +1,261 @@
+"""focuscrawl inside Scrapy (focuscrawl.scrapy): real Scrapy crawls a small web served on loopback.
+
+Scrapy's reactor starts once per process, so each crawl runs ``scrapy runspider`` in a subprocess; the web is
+served by ``focuscrawl.web.serve`` (in a thread), whose request log says what was fetched and in which order.
+
+The web: a hub links first to a section about cars, then to one about birds, each with leaves about its subject.
+A crawl that takes the hub's links in order (breadth first) fetches the car leaves first; a policy that learns
+where relevant pages are fetches the bird leaves first. Besides: a page missing (404), a redirect, a path
+robots.txt disallows, a request the spider gives a priority (Scrapy's to order) whose page links to a bird page
+nothing else links to, and an image.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import pickle
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("scrapy")
+
+from focuscrawl.topic.topic_dir import write_topic_dir  # noqa: E402
+from focuscrawl.types import TopicInputs  # noqa: E402
+from focuscrawl.web.serve import serve_web  # noqa: E402
+from focuscrawl.web.store import WebWriter  # noqa: E402
+
+HOST = "http://wild.test"
+BIRDS = ["heron wading in the marsh", "kingfisher diving for fish", "owl hunting at night", "swallow migrating south"]
+CARS = ["diesel engine torque", "gearbox and clutch repair", "brake pads and discs", "tyre pressure on the motorway"]
+
+
+def bird_text(what: str) -> str:
+    return f"The {what}. Birds nest, sing, fly and lay eggs; feathers, wings and beaks of wild birds. " * 3
+
+
+def car_text(what: str) -> str:
+    return f"Car maintenance: {what}. Engines, wheels, fuel and the garage mechanic's tools. " * 3
+
+
+def build_web(directory: Path) -> None:
+    with WebWriter(directory, {"name": "birds-and-cars"}) as w:
+        w.add_page(f"{HOST}/", title="Hub", text="A hub of pages about many things.")
+        w.add_link(f"{HOST}/", f"{HOST}/cars/", "more pages")
+        w.add_link(f"{HOST}/", f"{HOST}/birds/", "other pages")
+        w.add_link(f"{HOST}/", f"{HOST}/about", "about")
+        w.add_page(f"{HOST}/cars/", title="Cars", text=car_text("all about cars"))
+        w.add_page(f"{HOST}/birds/", title="Birds", text=bird_text("all about birds"))
+        for i, (bird, car) in enumerate(zip(BIRDS, CARS)):
+            w.add_link(f"{HOST}/cars/", f"{HOST}/cars/{i}", f"page {i}")
+            w.add_link(f"{HOST}/birds/", f"{HOST}/birds/{i}", f"page {i}")
+            w.add_page(f"{HOST}/cars/{i}", title=f"Car page {i}", text=car_text(car))
+            w.add_page(f"{HOST}/birds/{i}", title=f"Bird page {i}", text=bird_text(bird))
+        w.add_link(f"{HOST}/birds/", f"{HOST}/birds/missing", "page 9")
+        w.add_link(f"{HOST}/birds/", f"{HOST}/old-birds", "page 8")
+        w.add_link(f"{HOST}/birds/", f"{HOST}/private/nest", "page 7")
+        w.add_link(f"{HOST}/birds/", f"{HOST}/birds/photo.png", "photo")
+        w.add_page(f"{HOST}/old-birds", status=301, location=f"{HOST}/birds/moved", content_type="")
+        w.add_page(f"{HOST}/birds/moved", title="Moved bird page", text=bird_text("crane dancing"))
+        w.add_page(f"{HOST}/birds/photo.png", content_type="image/png", text="")
+        w.add_page(f"{HOST}/about", title="About", text="Who wrote this web.")
+        w.add_link(f"{HOST}/about", f"{HOST}/birds/hidden", "a page")
+        w.add_page(f"{HOST}/birds/hidden", title="Hidden bird page", text=bird_text("wren in the hedge"))
+
+
+SPIDER = '''
+import json, os, scrapy
+
+class Wild(scrapy.Spider):
+    name = "wild"
+    start_urls = ["http://wild.test/"]
+
+    def parse(self, response):
+        with open(os.environ["SEEN"], "a") as seen:
+            seen.write(json.dumps({"url": response.url, "status": response.status}) + "\\n")
+        yield {"url": response.url}
+        if not hasattr(response, "css"):
+            return
+        for href in response.css("a::attr(href)").getall():
+            if href.endswith("/about"):
+                yield response.follow(href, priority=5)  # the spider's own priority: Scrapy orders it
+            else:
+                yield response.follow(href)
+'''
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The web served on loopback by a thread of this process: (hosts map file, request log file)."""
+    root = tmp_path_factory.mktemp("wild")
+    build_web(root / "web")
+    map_file, log_file = root / "hosts.json", root / "requests.jsonl"
+    ready, box = threading.Event(), {}
+
+    async def serve() -> None:
+        box["loop"], box["stop"] = asyncio.get_running_loop(), asyncio.Event()
+        async with serve_web(root / "web", base_ip="127.0.33.1", disallow=["/private/"], log_file=log_file) as server:
+            map_file.write_text(json.dumps(server.hosts))
+            ready.set()
+            await box["stop"].wait()
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
+    thread.start()
+    assert ready.wait(60)
+    yield map_file, log_file
+    box["loop"].call_soon_threadsafe(box["stop"].set)
+    thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def topic(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("topic") / "birds"
+    write_topic_dir(directory, TopicInputs(
+        name="birds", keywords=["birds"],
+        example_texts=[bird_text(b) for b in ("robin", "eagle soaring", "duck on the pond", "sparrow")] +
+                      [car_text(c) for c in ("oil change", "spark plugs", "car wash", "headlights")] +
+                      ["Who wrote this web.", "A hub of pages about many things."],
+        example_labels=[1, 1, 1, 1, 0, 0, 0, 0, 0, 0]))
+    return directory
+
+
+def crawl(tmp_path: Path, served, topic: Path, *settings: str,
+          name: str = "run") -> tuple[subprocess.CompletedProcess, list[dict], list[dict]]:
+    """Run the spider with the focused scheduler: (the process, the server's log of this crawl, pages.jsonl)."""
+    map_file, log_file = served
+    spider = tmp_path / "wild_spider.py"
+    spider.write_text(SPIDER)
+    before = len(log_file.read_text().splitlines()) if log_file.exists() else 0
+    pages = tmp_path / f"{name}-pages.jsonl"
+    argv = [sys.executable, "-m", "scrapy", "runspider", str(spider),
+            "-s", "ADDONS={\"focuscrawl.scrapy.FocusedCrawl\": 0}",
+            "-s", f"FOCUSCRAWL_TOPIC={topic}", "-s", f"FOCUSCRAWL_HOSTS_MAP={map_file}",
+            "-s", f"FOCUSCRAWL_PAGES={pages}", "-s", "CONCURRENT_REQUESTS=1", "-s", "ROBOTSTXT_OBEY=True",
+            "-s", "TELNETCONSOLE_ENABLED=False", "-s", "LOG_LEVEL=INFO", "-s", "RETRY_ENABLED=False", *settings]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "SEEN": str(tmp_path / f"{name}-seen.jsonl")})
+    log = [json.loads(line) for line in log_file.read_text().splitlines()[before:]]
+    rows = [json.loads(line) for line in pages.read_text().splitlines()] if pages.exists() else []
+    return proc, log, rows
+
+
+def paths(log: list[dict]) -> list[str]:
+    return [entry["path"] for entry in log if entry["path"] != "/robots.txt"]
+
+
+LEAVES = {f"/birds/{i}" for i in range(4)} | {f"/cars/{i}" for i in range(4)}
+
+
+def test_the_policy_orders_the_spiders_requests_and_sees_every_response(tmp_path, served, topic):
+    proc, log, rows = crawl(tmp_path, served, topic, "-s", "FOCUSCRAWL_STRATEGY=best-first", name="best-first")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    fetched = paths(log)
+    # The hub's first link is the car section, fetched first; then the birds' pages, relevant, come before the cars'.
+    assert fetched.index("/cars/") < fetched.index("/birds/")
+    leaves = [path for path in fetched if path in LEAVES]
+    assert leaves == sorted(leaves, key=lambda path: path.startswith("/cars/")) and len(leaves) == 8
+    # A request the spider gave a priority is Scrapy's to order: right after the hub, and not the policy's page; the
+    # page it found (linked from nowhere else) is the policy's to fetch.
+    assert fetched[:2] == ["/", "/about"] and "/birds/hidden" in fetched
+    assert len(fetched) == len(set(fetched))  # nothing fetched twice
+    # Every answer to the policy's requests reached it, in the order fetched: a 404, a redirect (one step), a page
+    # robots.txt forbids (no request), an image (no text); the spider's own parse saw each 2xx page.
+    steps = {row["url"].removeprefix(HOST): row for row in rows}
+    assert [row["step"] for row in rows] == list(range(len(rows))) and len(rows) == 16
+    assert [path for path in steps if path != "/private/nest"] == [
+        path for path in fetched if path not in ("/about", "/birds/moved")]
+    assert steps["/birds/missing"]["status"] == 404
+    assert steps["/old-birds"]["final_url"] == f"{HOST}/birds/moved" and steps["/old-birds"]["relevance"] > 0.5
+    assert steps["/private/nest"]["status"] == 0 and "robots.txt" in steps["/private/nest"]["error"]
+    assert steps["/birds/photo.png"]["relevance"] == 0 and steps["/birds/photo.png"]["status"] == 200
+    assert all(steps[f"/birds/{i}"]["relevance"] > 0.5 > steps[f"/cars/{i}"]["relevance"] for i in range(4))
+    assert "/about" not in steps and steps["/birds/hidden"]["status"] == 200
+    seen = [json.loads(line)["url"] for line in (tmp_path / "best-first-seen.jsonl").read_text().splitlines()]
+    assert sorted(url.removeprefix(HOST) for url in seen) == sorted(
+        path for path in fetched if path not in ("/birds/missing", "/old-birds"))
+    # The same spider and web, breadth first: the car leaves first. The order is the policy's, not Scrapy's.
+    proc, log, _ = crawl(tmp_path, served, topic, "-s", "FOCUSCRAWL_STRATEGY=bfs", name="bfs")
+    assert proc.returncode == 0
+    leaves = [path for path in paths(log) if path in LEAVES]
+    assert leaves == sorted(leaves, key=lambda path: path.startswith("/birds/"))
+
+
+ALL_PATHS = {"/", "/about", "/cars/", "/birds/", "/birds/hidden", "/birds/missing", "/old-birds", "/birds/moved",
+             "/birds/photo.png"} | LEAVES
+
+
+def test_a_crawl_stopped_and_resumed_with_its_jobdir_fetches_nothing_again(tmp_path, served, topic):
+    jobdir = ("-s", f"JOBDIR={tmp_path / 'job'}")
+    first, log1, rows1 = crawl(tmp_path, served, topic, *jobdir, "-s", "CLOSESPIDER_PAGECOUNT=6", name="job")
+    assert first.returncode == 0 and "closespider_pagecount" in first.stderr, first.stderr[-3000:]
+    assert (tmp_path / "job" / "focuscrawl.state").exists() and 3 <= len(rows1) < 16
+    second, log2, rows = crawl(tmp_path, served, topic, *jobdir, name="job")  # the same pages file, appended
+    assert second.returncode == 0 and "resuming a crawl of" in second.stderr, second.stderr[-3000:]
+    fetched = paths(log1) + paths(log2)
+    assert len(fetched) == len(set(fetched)) and set(fetched) == ALL_PATHS  # all of it, nothing twice
+    assert [row["step"] for row in rows] == list(range(16)) and len({row["url"] for row in rows}) == 16
+
+
+def bad_settings(tmp_path: Path, topic: Path) -> list[tuple[dict, str]]:
+    other = tmp_path / "hosts.json"
+    other.write_text('{"wild.test": "10.0.0.1:80"}')
+    return [
+        ({"FOCUSCRAWL_STRATEGY": "nonsense"}, "unknown strategy 'nonsense'"),
+        ({"FOCUSCRAWL_TOPIC": str(tmp_path / "missing")}, f"topic directory {tmp_path / 'missing'} not found"),
+        ({"FOCUSCRAWL_TOPIC": None}, "FOCUSCRAWL_TOPIC is not set"),
+        ({"FOCUSCRAWL_TOPICS": "x"}, "unknown setting FOCUSCRAWL_TOPICS"),
+        ({"FOCUSCRAWL_BUDGET": 0}, "setting budget: Input should be greater than 0"),
+        ({"FOCUSCRAWL_SETTINGS": {"max_per_domain": 5, "max_outlink": 3}}, "setting max_outlink: unknown setting"),
+        ({"FOCUSCRAWL_SETTINGS": {"options": {"adaptive": {"explore": 2}}}}, "strategy 'adaptive' option explore=2"),
+        ({"ADDONS": {}, "SCHEDULER": "focuscrawl.scrapy.FocusedScheduler"}, "SPIDER_MIDDLEWARES lacks"),
+        ({"FOCUSCRAWL_HOSTS_MAP": str(other)}, "maps to 10.0.0.1:80, not a loopback address"),
+    ]
+
+
+def refused(topic: Path, settings: dict) -> bool:
+    """Whether a FocusedScheduler opened in this process (no reactor, nothing fetched) refuses the settings."""
+    from scrapy import Spider
+    from scrapy.utils.test import get_crawler
+
+    from focuscrawl.scrapy import FocusedScheduler
+
+    settings = {"ADDONS": {"focuscrawl.scrapy.FocusedCrawl": 0}, "FOCUSCRAWL_TOPIC": str(topic), **settings}
+    crawler = get_crawler(Spider, {key: value for key, value in settings.items() if value is not None})
+    scheduler = FocusedScheduler.from_crawler(crawler)
+    scheduler.open(Spider.from_crawler(crawler, name="s"))
+    return scheduler.refused
+
+
+def test_bad_settings_are_one_error_line_and_close_the_spider(tmp_path, topic, caplog):
+    for settings, message in bad_settings(tmp_path, topic):
+        caplog.clear()
+        assert refused(topic, settings), settings
+        errors = [record.getMessage() for record in caplog.records if record.levelname == "ERROR"]
+        assert len(errors) == 1 and "\n" not in errors[0] and message in errors[0], (settings, errors)
+
+
+def test_a_jobdir_of_other_settings_or_damaged_is_refused(tmp_path, topic, caplog):
+    from focuscrawl.scrapy import STATE_FILE, STATE_VERSION
+
+    state = tmp_path / "job" / STATE_FILE
+    state.parent.mkdir()
+    state.write_bytes(b"not a state")
+    assert refused(topic, {"JOBDIR": str(state.parent)})
+    assert "cannot be read" in caplog.records[-1].getMessage()
+    state.write_bytes(pickle.dumps({"version": STATE_VERSION, "identity": {"strategy": "bfs"}}))
+    assert refused(topic, {"JOBDIR": str(state.parent)})
+    message = caplog.records[-1].getMessage()
+    assert "JOBDIR holds a focused crawl with another topic and strategy and settings" in message
+
+
+def test_a_bad_setting_under_scrapy_runspider_is_one_error_line(tmp_path, served, topic):
+    proc, log, rows = crawl(tmp_path, served, topic, "-s", "FOCUSCRAWL_STRATEGY=nonsense", name="bad")
+    errors = [line for line in proc.stderr.splitlines() if " ERROR: " in line]
+    assert len(errors) == 1 and "focuscrawl: unknown strategy 'nonsense'" in errors[0], proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "focuscrawl_bad_settings" in proc.stderr
+    assert log == [] and rows == []
