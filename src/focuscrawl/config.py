@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from focuscrawl.engine.defences import DefenceSettings
 from focuscrawl.engine.scope import Scope
@@ -265,6 +265,16 @@ def load_config(
         path, value = parse_override(item)
         _set(data, path, value)
     return model.model_validate(data)
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """A config's validation errors in one line: ``setting budget: Input should be greater than 0; ...``."""
+    parts = []
+    for error in exc.errors():
+        key = ".".join(str(part) for part in error["loc"]) or "(config)"
+        message = "unknown setting" if error["type"] == "extra_forbidden" else error["msg"]
+        parts.append(f"setting {key}: {message}")
+    return "; ".join(parts)
 
 
 def read_effective_config(run_dir: Path) -> CrawlConfig | None:

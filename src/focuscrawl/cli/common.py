@@ -12,6 +12,7 @@ from rich.markup import escape
 from warcio.exceptions import ArchiveLoadFailed
 
 from focuscrawl.bench.protocol import TopicError
+from focuscrawl.config import describe_validation_error
 from focuscrawl.crawl import ResumeError
 from focuscrawl.storage.state import StoreDamagedError, StoreVersionError
 from focuscrawl.extras import MissingExtra
@@ -48,13 +49,3 @@ def run(action: Callable[[], T]) -> T:
         fail(str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
     except OSError as exc:  # a missing path, a directory, unreadable, on a full disk, ...
         fail(f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}")
-
-
-def describe_validation_error(exc: ValidationError) -> str:
-    """A config's validation errors in one line: ``setting budget: Input should be greater than 0; ...``."""
-    parts = []
-    for error in exc.errors():
-        key = ".".join(str(part) for part in error["loc"]) or "(config)"
-        message = "unknown setting" if error["type"] == "extra_forbidden" else error["msg"]
-        parts.append(f"setting {key}: {message}")
-    return "; ".join(parts)
