@@ -27,7 +27,7 @@ def load_agent(path: str, algorithm: str = "DQN") -> Any:
     """The Stable-Baselines3 ``algorithm`` model saved at ``path`` (a ValueError in one line when it cannot be)."""
     if not path:
         raise ValueError("strategy 'gym-agent' needs a trained model: -s options.gym-agent.model=PATH (a "
-                         "Stable-Baselines3 .zip, as examples/train_dqn.py saves)")
+                         "Stable-Baselines3 .zip, as benchmarks/gym_dqn.py saves)")
     sb3 = require("stable_baselines3", "gym", "strategy 'gym-agent'")
     file = Path(path)
     if not file.is_file() and Path(f"{path}.zip").is_file():

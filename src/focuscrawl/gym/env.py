@@ -88,7 +88,7 @@ class CrawlEnv(gymnasium.Env):
         k = config.candidates
         self.observation_space = spaces.Box(np.tile(LOW, (k, 1)), np.tile(HIGH, (k, 1)), dtype=np.float32)
         self.action_space = spaces.Discrete(k)
-        self.crawl = None
+        self.crawl, self.run = None, 0
 
     @property
     def policy(self) -> EnvChoice:
@@ -106,7 +106,8 @@ class CrawlEnv(gymnasium.Env):
         settings = self.settings.model_copy(update={"seed": self.config.seed * 1000 + run})
         self.crawl = build_crawl(settings, CHOICE, self.topic.inputs, seeds, classifiers=self.classifiers,
                                  judge=self.topic.truth.credit_once())
-        return self.policy.offer(), self._info("", run=run, seeds=list(self.crawl.context.seeds))
+        self.run = run
+        return self.policy.offer(), self._info("", seeds=list(self.crawl.context.seeds))
 
     def step(self, action):
         policy, engine = self.policy, self.crawl.engine
@@ -131,7 +132,7 @@ class CrawlEnv(gymnasium.Env):
     def _info(self, url: str, **more: Any) -> dict[str, Any]:
         """What the crawl did, for logs: nothing of the labels."""
         engine = self.crawl.engine
-        return {"url": url, "steps": engine.stats.steps, "frontier": engine.frontier_size,
+        return {"run": self.run, "url": url, "steps": engine.stats.steps, "frontier": engine.frontier_size,
                 "candidates": int(self.action_masks().sum()), **more}
 
     def action_masks(self) -> np.ndarray:
