@@ -186,3 +186,8 @@ def test_gym_agent_errors_are_one_line(tmp_path, trained):
         result = runner.invoke(app, base + options)
         assert result.exit_code == 2, result.output
         assert message in result.output and len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_strategies_lists_the_installed_gym_agent():
+    result = CliRunner().invoke(app, ["strategies"])
+    assert result.exit_code == 0 and "gym-agent" in result.output and "focuscrawl.gym.agent:TrainedAgent" in result.output

@@ -155,6 +155,11 @@ def resolve(name: str) -> Resolved:
 ENTRY_POINTS = "focuscrawl.strategies"  # installed packages' strategies, by name (the module's docstring)
 
 
+def installed() -> dict[str, str]:
+    """Strategy names installed packages give (entry points), each with its ``module:attribute``; none is loaded."""
+    return {ep.name: ep.value for ep in importlib.metadata.entry_points(group=ENTRY_POINTS)}
+
+
 def _loaded(name: str, target: str) -> Resolved:
     """Strategy ``name`` from the ``Policy`` subclass or factory at ``target``, ``module:attribute``."""
     module, _, attribute = target.partition(":")
