@@ -10,9 +10,10 @@ network is updated every 1,000 steps (the default, 10,000, would update it a han
 decays over the first 20% of the steps, and the replay buffer holds 100,000 steps. Episodes are crawls of the
 topic (budget 1,000 unless told) from seeds drawn by the environment's seeded generator (``--seed``), none of
 them a benchmark run's in particular. Every ``--report`` episodes it prints the mean of their returns (relevant
-pages found, by the labels) beside what always taking the first candidate (adaptive's best) got on the same
-episodes' seeds, and saves the model at the end. Torch runs on one thread: the machine's other core is the
-environment's.
+pages found, by the labels) and of their AUC (the relevant pages found so far, summed over the steps: what bench's
+AUC counts, which rewards finding them early), each beside what always taking the first candidate (adaptive's
+best) got on the same episodes' seeds, and saves the model at the end. Torch runs on one thread: the machine's
+other core is the environment's.
 """
 
 from __future__ import annotations
@@ -21,16 +22,19 @@ import argparse
 import sys
 import time
 
+import numpy as np
 
-def first_candidate_return(env, run: int) -> float:
-    """The return of an episode from run ``run``'s seeds when the agent always takes adaptive's best URL."""
+
+def first_candidate(env, run: int) -> tuple[float, float]:
+    """(return, AUC) of an episode from run ``run``'s seeds when the agent always takes adaptive's best URL."""
     env.reset(options={"run": run})
-    total, done = 0.0, False
+    total, auc, done = 0.0, 0.0, False
     while not done:
         _, reward, terminated, truncated, _ = env.step(0)
         total += reward
+        auc += total
         done = terminated or truncated
-    return total
+    return total, auc
 
 
 def main() -> int:
@@ -68,27 +72,28 @@ def main() -> int:
     torch.set_num_threads(1)
 
     class Progress(BaseCallback):
-        """Every ``--report`` episodes: their mean return, and the first candidate's on the same seeds."""
+        """Every ``--report`` episodes: their mean return and AUC, and the first candidate's on the same seeds."""
 
         def __init__(self):
             super().__init__()
-            self.returns: list[float] = []
-            self.runs: list[int] = []  # each episode's run: its seeds, for the first candidate's return
-            self.episode_return = 0.0
+            self.episodes: list[tuple[float, float]] = []  # (return, AUC) of each episode
+            self.runs: list[int] = []  # each episode's run: its seeds, for the first candidate's figures
+            self.found = self.auc = 0.0
             self.started = time.perf_counter()
 
         def _on_step(self) -> bool:
-            self.episode_return += float(self.locals["rewards"][0])
+            self.found += float(self.locals["rewards"][0])
+            self.auc += self.found
             if self.locals["dones"][0]:
-                self.returns.append(self.episode_return)
+                self.episodes.append((self.found, self.auc))
                 self.runs.append(int(self.locals["infos"][0]["run"]))
-                self.episode_return = 0.0
-                if len(self.returns) % args.report == 0:
-                    recent = self.returns[-args.report:]
-                    first = [first_candidate_return(baseline, run) for run in self.runs[-args.report:]]
-                    print(f"{self.num_timesteps:>7} steps {len(self.returns):>4} episodes: mean return "
-                          f"{sum(recent) / len(recent):6.1f} (first candidate on the same seeds "
-                          f"{sum(first) / len(first):6.1f}), {time.perf_counter() - self.started:6.0f}s", flush=True)
+                self.found = self.auc = 0.0
+                if len(self.episodes) % args.report == 0:
+                    agent = np.mean(self.episodes[-args.report:], axis=0)
+                    first = np.mean([first_candidate(baseline, run) for run in self.runs[-args.report:]], axis=0)
+                    print(f"{self.num_timesteps:>7} steps {len(self.episodes):>4} episodes: "
+                          f"mean return {agent[0]:6.1f}, AUC {agent[1]:8.0f} (first candidate on the same seeds: "
+                          f"{first[0]:6.1f}, {first[1]:8.0f}), {time.perf_counter() - self.started:5.0f}s", flush=True)
             return True
 
     progress = Progress()
@@ -96,7 +101,7 @@ def main() -> int:
                 seed=args.seed, device="cpu", verbose=0)
     model.learn(total_timesteps=args.timesteps, callback=progress)
     model.save(args.out)
-    print(f"saved {args.out}: {args.timesteps} steps, {len(progress.returns)} episodes, "
+    print(f"saved {args.out}: {args.timesteps} steps, {len(progress.episodes)} episodes, "
           f"{time.perf_counter() - progress.started:.0f}s")
     env.close()
     baseline.close()

@@ -140,7 +140,8 @@ def trained(env, tmp_path_factory):
 
 
 def test_the_trained_agent_in_a_tiny_bench(trained, tmp_path):
-    result = CliRunner().invoke(app, ["bench", "--web", "embedded", "--topic", "subject.Everyday_life.Food_and_agriculture",
+    result = CliRunner().invoke(app, ["bench", "--web", "embedded", "--topic",
+                                      "subject.Everyday_life.Food_and_agriculture",
                                       "--budget", "40", "--runs", "2", "--strategy", "gym-agent,adaptive",
                                       "-s", f"options.gym-agent.model={trained}", "--out", str(tmp_path), "--quiet"])
     assert result.exit_code == 0, result.output
@@ -190,4 +191,5 @@ def test_gym_agent_errors_are_one_line(tmp_path, trained):
 
 def test_strategies_lists_the_installed_gym_agent():
     result = CliRunner().invoke(app, ["strategies"])
-    assert result.exit_code == 0 and "gym-agent" in result.output and "focuscrawl.gym.agent:TrainedAgent" in result.output
+    assert result.exit_code == 0, result.output
+    assert "gym-agent" in result.output and "focuscrawl.gym.agent:TrainedAgent" in result.output

@@ -36,7 +36,8 @@ def load_agent(path: str, algorithm: str = "DQN") -> Any:
         raise ValueError(f"strategy 'gym-agent': no model at {path}")
     cls = getattr(sb3, algorithm, None)
     if not isinstance(cls, type) or not hasattr(cls, "load"):
-        raise ValueError(f"strategy 'gym-agent': {algorithm!r} is not a Stable-Baselines3 algorithm (DQN, PPO, A2C, ...)")
+        raise ValueError(f"strategy 'gym-agent': {algorithm!r} is not a Stable-Baselines3 algorithm (DQN, PPO, "
+                         "A2C, ...)")
     key = (str(file.resolve()), file.stat().st_mtime, algorithm)
     if key not in _LOADED:
         try:
