@@ -74,7 +74,9 @@ class ChoicePolicy(AdaptivePolicy):
     def select(self) -> Selection | None:
         if self.graph.n_front == 0:
             return None
-        if self.offered is None:  # asked without an offer (a trained agent, or again after a dropped choice)
+        # no offer (a trained agent's select; the engine asking again after a dropped choice), or an empty one
+        # made before the frontier grew
+        if self.offered is None or not len(self.offered):
             self.offer()
         ids, rows = self.offered, self.rows
         self.offered = None
