@@ -135,8 +135,12 @@ def names() -> list[str]:
     return [*STRATEGIES, *PRESETS]
 
 
+ENTRY_POINTS = "focuscrawl.strategies"  # installed packages' strategies, by name (the module's docstring)
+
+
 def resolve(name: str) -> Resolved:
-    """A strategy or preset name, or ``module:attribute``; raises ``UnknownStrategy`` naming the known ones."""
+    """A strategy or preset name, ``module:attribute``, or a name an installed package gives; raises
+    ``UnknownStrategy`` naming the known ones."""
     if name in STRATEGIES:
         spec = STRATEGIES[name]
         return Resolved(name, spec, {}, spec.reward_model)
@@ -144,15 +148,12 @@ def resolve(name: str) -> Resolved:
         preset = PRESETS[name]
         spec = STRATEGIES[preset.strategy]
         return Resolved(name, spec, dict(preset.options), preset.reward_model or spec.reward_model)
-    plugin = importlib.metadata.entry_points(group=ENTRY_POINTS, name=name)
-    if plugin:
-        return _loaded(name, next(iter(plugin)).value)
     if ":" in name:
         return _loaded(name, name)
+    plugin = importlib.metadata.entry_points(group=ENTRY_POINTS, name=name)  # a scan of the installed packages
+    if plugin:
+        return _loaded(name, next(iter(plugin)).value)
     raise UnknownStrategy(f"unknown strategy {name!r}; known: {', '.join(names())} (or module:Class)")
-
-
-ENTRY_POINTS = "focuscrawl.strategies"  # installed packages' strategies, by name (the module's docstring)
 
 
 def installed() -> dict[str, str]:
