@@ -14,6 +14,9 @@ distributed_policy_rate  pages/s of ``crawl --workers N`` when the policy bounds
 distributed_quality    AUC/oracle of distributed crawls against the single-process one on an offline web
 distributed_rate       pages/s of ``crawl --workers N`` over a loopback-served synthetic web
 fetch_rate             pages/s of focuscrawl's fetcher against a loopback-served web (fetch_vs_scrapy.sh: vs Scrapy)
+gym_actions            which candidates a trained gym agent takes, and what it finds against the first candidate
+gym_dqn                Stable-Baselines3's DQN trained in focuscrawl/Crawl-v0 on one topic, saved for ``gym-agent``
+gym_steps              steps/s of focuscrawl/Crawl-v0, beside the same crawls by the engine alone
 keywords_served        a crawl over HTTP from a topic of a few words against the same crawl from example pages
 main_text              Resiliparse, trafilatura and whole-page text: extraction speed and classifier quality
 page_encoder_choice    ranking AUC of ways to combine the static vectors with the MiniLM transformer

@@ -24,6 +24,7 @@ LAYERS = [
     ("focuscrawl.engine", "focuscrawl.strategies"),
     ("focuscrawl.config", "focuscrawl.builder", "focuscrawl.storage"),
     ("focuscrawl.bench", "focuscrawl.crawl", "focuscrawl.scrapy"),  # scrapy: the scheduler of the scrapy extra
+    ("focuscrawl.gym",),  # the Gymnasium environment builds its topics as bench does; only its entry point names it
     ("focuscrawl.dashboard",),  # reads run folders and bench outputs; the CLI starts it
     ("focuscrawl.cli",),
 ]

@@ -32,6 +32,7 @@ from focuscrawl.builder import check_strategies
 from focuscrawl.cli.common import console, describe_validation_error, fail, out, run
 from focuscrawl.config import BenchConfig, RunSettings, load_config
 from focuscrawl.strategies import PRESETS, STRATEGIES
+from focuscrawl.strategies.registry import installed
 from focuscrawl.topic.models import RELEVANCE_MODELS
 from focuscrawl.web.mess import make_profile
 
@@ -49,6 +50,11 @@ def strategies_cmd() -> None:
         if preset.reward_model:
             options = ", ".join(filter(None, [options, f"reward model {preset.reward_model}"]))
         out.print(f"  [bold]{preset.name:<22}[/] {preset.strategy}({options}): {preset.description}", highlight=False)
+    plugins = installed()
+    if plugins:
+        out.print("\nfrom installed packages (loaded when named; their options may be required):")
+        for name, target in plugins.items():
+            out.print(f"  [bold]{name:<22}[/] {target}", highlight=False)
 
 
 def _print_summary(summary: dict) -> None:

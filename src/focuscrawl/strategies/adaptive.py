@@ -332,11 +332,7 @@ class AdaptivePolicy(ShardAware, Policy):
         graph = self.graph
         if graph.n_front == 0:
             return None
-        self.since_rerank += 1
-        # A re-rank is O(frontier), about 0.4 us per URL: spaced out on large frontiers (every 500 steps at 1M
-        # URLs, where it is about 0.9 ms of a step amortised; docs/results.md, section 5).
-        if self.since_rerank >= max(self.rerank_every, graph.n_front // RERANK_URLS_PER_STEP):
-            self._rerank()
+        self._rerank_if_due()
         if self.rng.random() < self.explore:
             column = self._exploration_column()
             frontier = graph.frontier()
@@ -359,9 +355,23 @@ class AdaptivePolicy(ShardAware, Policy):
             i = best
             score = float(self.ranking.value[i])
             reason = self._explain(i, score)
-        graph.take(i)
+        return self._take(i, score, reason)
+
+    def _rerank_if_due(self) -> None:
+        """One selection's turn of the re-ranking cadence: every ``rerank_every`` selections, more rarely on large
+        frontiers."""
+        self.since_rerank += 1
+        # A re-rank is O(frontier), about 0.4 us per URL: spaced out on large frontiers (every 500 steps at 1M
+        # URLs, where it is about 0.9 ms of a step amortised; docs/results.md, section 5).
+        if self.since_rerank >= max(self.rerank_every, self.graph.n_front // RERANK_URLS_PER_STEP):
+            self._rerank()
+
+    def _take(self, i: int, score: float | None, reason: str) -> Selection:
+        """URL ``i`` leaves the frontier as the selection; a subclass that chooses otherwise (focuscrawl.gym) takes
+        its choice here too, so that the model learns from it as from its own."""
+        self.graph.take(i)
         # memo: the evidence at selection time, what the model learns from once the page is scored
-        return Selection(graph.urls[i], score, reason, memo=np.append(self._evidence(np.array([i]))[0], 1.0))
+        return Selection(self.graph.urls[i], score, reason, memo=np.append(self._evidence(np.array([i]))[0], 1.0))
 
     def _exploration_column(self) -> int:
         """Which evidence an exploring step follows alone: uniformly at random, or (``learn_exploration``) by

@@ -8,11 +8,17 @@ only a name for a documented combination.
 
 Beyond registered names, ``module:attribute`` names a ``Policy`` subclass (or factory) in any importable
 module, so a new strategy can live in a file of one's own: ``focuscrawl bench --strategy mine:MyPolicy``.
+
+An installed package can name a strategy of its own with an entry point in the group ``focuscrawl.strategies``
+(``NAME = "module:attribute"``), loaded only when a crawl asks for NAME: ``focuscrawl.gym``'s trained agent,
+``gym-agent``, is one (pyproject.toml), since it sits above this layer and needs an optional extra. Such a name
+is not among ``names()``: it may need options to build (a model's path), which the built-ins never do.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import inspect
 import typing
 from collections.abc import Callable, Mapping
@@ -129,8 +135,12 @@ def names() -> list[str]:
     return [*STRATEGIES, *PRESETS]
 
 
+ENTRY_POINTS = "focuscrawl.strategies"  # installed packages' strategies, by name (the module's docstring)
+
+
 def resolve(name: str) -> Resolved:
-    """A strategy or preset name, or ``module:attribute``; raises ``UnknownStrategy`` naming the known ones."""
+    """A strategy or preset name, ``module:attribute``, or a name an installed package gives; raises
+    ``UnknownStrategy`` naming the known ones."""
     if name in STRATEGIES:
         spec = STRATEGIES[name]
         return Resolved(name, spec, {}, spec.reward_model)
@@ -139,15 +149,28 @@ def resolve(name: str) -> Resolved:
         spec = STRATEGIES[preset.strategy]
         return Resolved(name, spec, dict(preset.options), preset.reward_model or spec.reward_model)
     if ":" in name:
-        module, _, attribute = name.partition(":")
-        try:
-            factory = getattr(importlib.import_module(module), attribute)
-        except (ImportError, AttributeError) as exc:
-            raise UnknownStrategy(f"cannot load strategy {name!r}: {exc}") from None
-        spec = StrategySpec(name, getattr(factory, "__doc__", "") or "", factory,
-                            reward_model=getattr(factory, "reward_model", "tfidf"))
-        return Resolved(name, spec, {}, spec.reward_model)
+        return _loaded(name, name)
+    plugin = importlib.metadata.entry_points(group=ENTRY_POINTS, name=name)  # a scan of the installed packages
+    if plugin:
+        return _loaded(name, next(iter(plugin)).value)
     raise UnknownStrategy(f"unknown strategy {name!r}; known: {', '.join(names())} (or module:Class)")
+
+
+def installed() -> dict[str, str]:
+    """Strategy names installed packages give (entry points), each with its ``module:attribute``; none is loaded."""
+    return {ep.name: ep.value for ep in importlib.metadata.entry_points(group=ENTRY_POINTS)}
+
+
+def _loaded(name: str, target: str) -> Resolved:
+    """Strategy ``name`` from the ``Policy`` subclass or factory at ``target``, ``module:attribute``."""
+    module, _, attribute = target.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise UnknownStrategy(f"cannot load strategy {name!r}: {exc}") from None
+    spec = StrategySpec(name, getattr(factory, "__doc__", "") or "", factory,
+                        reward_model=getattr(factory, "reward_model", "tfidf"))
+    return Resolved(name, spec, {}, spec.reward_model)
 
 
 def make_policy(name: str, judge: Judge | None = None, **options: Any) -> Policy:
