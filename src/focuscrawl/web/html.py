@@ -72,9 +72,20 @@ def looks_like_html(head: bytes) -> bool:
     return bool(_HTML_START.match(head[:_SNIFF_BYTES].removeprefix(codecs.BOM_UTF8)))
 
 
+# Two readings of "is this body HTML", kept apart on purpose. A fetched answer (is_html_body) is sniffed whatever
+# its label, since servers mislabel pages, and refused when binary. A stored record (is_html: a WARC's, an archive
+# someone else wrote) keeps its label unless the label says nothing (SNIFF_TYPES).
+def is_html_body(content_type: str, body: bytes) -> bool:
+    """Whether a fetched body is an HTML document: served as HTML, or sniffed as HTML (``looks_like_html``), and not
+    binary content mislabelled as HTML. ``content_type`` is the media type alone, lower case (``text/html``)."""
+    if not (content_type in HTML_TYPES or looks_like_html(body)):
+        return False
+    return not (b"\x00" in body[:1024] and not body.startswith((b"\xff\xfe", b"\xfe\xff")))
+
+
 def is_html(content_type: str, body: bytes) -> bool:
     """Whether a stored body (its media type, without parameters) is an HTML document: by its type, or by its
-    first bytes when served without a specific one."""
+    first bytes when stored without a specific one."""
     return content_type in HTML_TYPES or (content_type in SNIFF_TYPES and looks_like_html(body))
 
 

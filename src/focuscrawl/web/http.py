@@ -39,6 +39,7 @@ from focuscrawl.web.html import (
     HTML_TYPES,
     SNIFF_TYPES,
     decode_html,
+    is_html_body,
     looks_like_html,
     parse_html,
 )
@@ -133,14 +134,6 @@ class FetchResult:
     body: bytes = b""  # decoded of Content-Encoding, possibly cut at max_body_bytes
     truncated: bool = False
     elapsed: float = 0.0
-
-
-def is_html_body(content_type: str, body: bytes) -> bool:
-    """Whether a body is an HTML document: served as HTML, or sniffed as HTML (``looks_like_html``), and not binary
-    content mislabelled as HTML. ``content_type`` is the media type alone, lower case (``text/html``)."""
-    if not (content_type in HTML_TYPES or looks_like_html(body)):
-        return False
-    return not (b"\x00" in body[:1024] and not body.startswith((b"\xff\xfe", b"\xfe\xff")))
 
 
 def followable(links: list[Link], config: FetchConfig) -> list[Link]:
