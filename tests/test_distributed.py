@@ -157,7 +157,7 @@ def _restarted(shard, starts: int) -> dict:
     deadline = time.monotonic() + 600  # only so that a broken restart fails the test instead of hanging it
     while time.monotonic() < deadline:
         try:
-            status, _ = ray.get(shard.poll.remote(), timeout=30)
+            status = ray.get(shard.poll.remote(), timeout=30)
         except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError, ray.exceptions.GetTimeoutError):
             time.sleep(0.1)
             continue
@@ -243,6 +243,85 @@ def test_a_sigkilled_driver_resumes_with_the_same_command_and_refuses_another_n(
     other = CliRunner().invoke(app, ["crawl", "-o", str(run), "--workers", "3", "--progress", "none"])
     assert other.exit_code == 2
     assert other.output.strip().count("\n") == 0 and "--workers 2" in other.output, other.output
+
+
+def _sent_ids(run: Path, workers: int) -> set[str]:
+    """The ids of every message the shards' committed pages made: one per page and other shard its links go to."""
+    from focuscrawl.crawl.distributed import shard_of
+    from focuscrawl.storage import StateStore
+
+    ids = set()
+    for k in range(workers):
+        store = StateStore(run / "shards" / str(k) / "state.sqlite")
+        try:
+            for record in store.steps():
+                dests = {shard_of(link.url, workers) for link in record.outlinks} - {k}
+                ids |= {f"{k}:{record.step}:{dest}" for dest in dests}
+        finally:
+            store.close()
+    return ids
+
+
+def _adopted_ids(run: Path, workers: int) -> list[str]:
+    """The ids of the link messages the shards stored, one entry per 'A' operation in their logs."""
+    ids = []
+    for k in range(workers):
+        db = sqlite3.connect(run / "shards" / str(k) / "state.sqlite")
+        try:
+            ids += [row[0] for row in db.execute("SELECT url FROM ops WHERE kind = 'A' AND url NOT LIKE 'avg:%'")]
+        finally:
+            db.close()
+    return ids
+
+
+def test_direct_sends_survive_a_shard_killed_three_times_and_the_driver_killed_once(site):
+    """Shards send their links to each other without the driver. Shard 1 is SIGKILLed three times mid-crawl (Ray
+    restarts it; its peers' sends to it fail meanwhile and are retried, and it re-sends its own unacknowledged
+    outbox), then the driver and everything it started: the same command resumes the crawl. Nothing is lost or
+    done twice: no URL fetched twice, every message a committed page made stored at its destination exactly once,
+    every outbox empty."""
+    root, server = site
+    run = root / "direct-kills"
+    workers = 2
+    # min_delay 1: at most 8 pages/s over the 8 hosts, so the kills land well before the budget is spent
+    command = _cli("crawl", "--topic", str(root / "topic"), "--hosts-map", str(server.map_file), "-o", str(run),
+                   "--budget", "80", "--workers", str(workers), "--concurrency", "2", "--strategy", "adaptive",
+                   "--progress", "none", "-s", "fetch.min_delay=1.0", "-s", "checkpoint_every=10", "-s",
+                   "average_every=10", "-s", "plot=false")
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "RAY_USAGE_STATS_ENABLED": "0"}
+    log = root / "direct-kills.log"
+    deadline = time.monotonic() + 600  # only so that a crawl that never starts fails instead of hanging
+
+    def wait_for(condition) -> None:
+        while not condition() and time.monotonic() < deadline and driver.poll() is None:
+            time.sleep(0.1)
+        assert driver.poll() is None, log.read_text()
+
+    def shard_steps() -> int:
+        return _read_store(run, 1, "SELECT COUNT(*) FROM steps")
+
+    with open(log, "w") as output:  # a file, not a pipe nobody reads: a full pipe would block the driver
+        driver = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+    for kill in range(3):
+        wait_for(lambda: shard_steps() >= 3 * (kill + 1) and _starts(run, 1) == kill + 1)
+        os.kill(_read_store(run, 1, "SELECT value FROM meta WHERE key = 'pid'"), signal.SIGKILL)
+    wait_for(lambda: _starts(run, 1) == 4 and _committed(run) >= 30)
+    assert _committed(run) < 80
+    os.killpg(driver.pid, signal.SIGKILL)  # the driver and what it started in its session (the local Ray)
+    driver.wait(60)
+
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert _starts(run, 1) == 5
+    pages = _pages(run)
+    assert len(pages) == 80 and len({p["url"] for p in pages}) == 80
+    adopted = _adopted_ids(run, workers)
+    assert max(Counter(adopted).values()) == 1, "a message stored twice"
+    assert set(adopted) == _sent_ids(run, workers), "a message lost (or one no page made)"
+    assert len(adopted) > 20
+    assert [_read_store(run, k, "SELECT COUNT(*) FROM outbox") for k in range(workers)] == [0] * workers
+    assert _pooled_rounds(run, 0) >= 2  # learning was pooled across the kills too
 
 
 def test_without_ray_workers_is_one_line_naming_the_extra(site, monkeypatch, tmp_path):

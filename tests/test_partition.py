@@ -63,17 +63,62 @@ def test_adaptive_pools_what_shards_learned_as_one_learner_would(tiny_web):
     pooled = AdaptivePolicy.combine_parameters([(10, a.parameters()), (30, b.parameters())])
     assert np.allclose(pooled["information"], info_a + info_b - prior)
     assert np.allclose(pooled["moment"], moment_a + moment_b - prior @ a.prior)
-    assert np.allclose(pooled["link_w"], a.link_model.w + b.link_model.w)
+    learned = a.link_model.w + b.link_model.w
     assert int(pooled["fetched"][0]) == a.fetched_total + b.fetched_total
     for crawl in crawls:
         apply_message(crawl.engine, "avg:1", pickle.dumps(pooled))
+    assert np.allclose(a.link_model.w, learned) and np.array_equal(a.link_model.w, b.link_model.w)
     assert (a.others_fetched, b.others_fetched) == (b.fetched_total, a.fetched_total), \
         "rare: a host's share is of the whole crawl's fetches"
     assert np.allclose(a.model.w, b.model.w) and np.allclose(a.model.w, np.linalg.solve(
         info_a + info_b - prior, moment_a + moment_b - prior @ a.prior))
     again = AdaptivePolicy.combine_parameters([(10, a.parameters()), (30, b.parameters())])
     assert np.allclose(again["information"], pooled["information"]), "nothing new learned: nothing added"
-    assert np.allclose(again["link_w"], pooled["link_w"])
+    assert len(again["link_index"]) == 0, "nothing new learned: no link weight sent"
+
+
+def _dense_pooling(policies: list, reference: dict) -> dict:
+    """The pooling as it was when the whole link model travelled (main before issue 34): each shard's whole
+    weight change added to the whole reference."""
+    changes = [p.link_model.w - reference["link_w"] for p in policies]
+    return {"link_w": reference["link_w"] + sum(changes),
+            "link_bias": reference["link_bias"] + sum(np.array([p.link_model.bias]) - reference["link_bias"]
+                                                      for p in policies)}
+
+
+def test_adaptive_sends_only_the_link_weights_it_changed_and_pools_as_the_whole_vectors_did(tiny_web):
+    """Sparse pooling (the weights a shard changed since the last round, and back the weights some shard changed)
+    leaves every shard with the link model the dense pooling gave, bit for bit, over two rounds, including what
+    a shard learned between reporting and loading (overwritten, as the whole vector overwrote it), while the
+    messages hold a small part of the 2^18 weights."""
+    import pickle
+
+    from focuscrawl.strategies.adaptive import AdaptivePolicy
+
+    crawls = [tiny_crawl(tiny_web, "adaptive", budget=budget)[0] for budget in (12, 25, 18)]
+    policies = [crawl.policy for crawl in crawls]
+    web = tiny_crawl(tiny_web, "adaptive")[2]
+    for round_ in (1, 2):
+        for crawl in crawls:
+            crawl.engine.budget += 6 * round_  # each learns more since the last round
+            crawl.engine.run(web)
+        reference = policies[0]._pooled or policies[0]._unpooled()
+        dense = _dense_pooling(policies, reference)
+        shared = [(10, p.parameters()) for p in policies]
+        size = len(policies[0].link_model.w)
+        assert all(0 < len(params["link_index"]) < size // 10 for _, params in shared)
+        pooled = AdaptivePolicy.combine_parameters(shared)
+        assert int(pooled["round"][0]) == round_
+        assert pickle.dumps(pooled).__len__() < size * 8 // 10  # a tenth of one whole vector
+        # the first shard learns a few pages more between reporting and loading
+        crawls[0].engine.budget += 3
+        crawls[0].engine.run(web)
+        for crawl in crawls:
+            apply_message(crawl.engine, f"avg:{round_}", pickle.dumps(pooled))
+        for policy in policies:
+            assert np.array_equal(policy.link_model.w, dense["link_w"])
+            assert policy.link_model.bias == dense["link_bias"][0]
+            assert np.array_equal(policy._pooled["link_w"], dense["link_w"])
 
 
 def test_tres_shares_its_online_q_network_and_loads_an_average(tiny_web):

@@ -541,42 +541,74 @@ class AdaptivePolicy(ShardAware, Policy):
     # continues from the model one learner would have after all shards' samples. The evidence model's
     # samples add up exactly in least squares' information form; the link model's SGD steps are added as
     # the sum of each shard's weight change (as if the shards' steps had been taken one after another).
+    # Only the link weights a shard changed travel (a few thousand of 2^18 between rounds), with the reference's
+    # value at each, and only the weights some shard changed come back: the same pooled model as sending the
+    # whole vectors, at a fraction of the bytes. Rounds are numbered, so a shard that missed one (it died
+    # while it was loaded) is brought up to date by the driver re-sending it, in order.
     def parameters(self) -> dict[str, np.ndarray]:
-        """What this shard learned since the last ``load_parameters``, and what it started from."""
+        """What this shard learned since the last ``load_parameters``, and what it started from: the evidence
+        model's statistics whole (a few numbers), the link weights it changed as indices and values."""
         information, moment = self.model.statistics()
         ref = self._pooled if self._pooled is not None else self._unpooled()
         since = self.model.samples - ref["samples"][0]
         decay = self.forget ** since  # what forgetting did to the reference while this shard learned
+        ref_w = ref["link_w"]
+        changed = np.flatnonzero(self.link_model.w != ref_w)  # the weights its SGD steps touched
         return {"information": information - decay * ref["information"], "moment": moment - decay * ref["moment"],
-                "since": np.array([since]), "link_w": self.link_model.w - ref["link_w"],
+                "since": np.array([since]), "round": np.array([int(ref.get("round", np.zeros(1))[0])]),
+                "link_index": changed.astype(np.int32), "link_change": self.link_model.w[changed] - ref_w[changed],
                 "link_bias": np.array([self.link_model.bias - ref["link_bias"][0]]),
                 "link_trained": np.array([self.link_model.trained - ref["link_trained"][0]]),
                 "fetched": np.array([self.fetched_total]),
-                **{f"ref_{name}": value for name, value in ref.items()}}
+                "ref_link_value": ref_w[changed],
+                **{f"ref_{name}": ref[name] for name in ("information", "moment", "link_bias", "link_trained",
+                                                          "forget")}}
 
     @classmethod
     def combine_parameters(cls, shared: list[tuple[int, dict[str, np.ndarray]]]) -> dict[str, np.ndarray]:
-        """The shards' changes added to their common reference (the last pooling's result)."""
-        ref = {name[4:]: value for name, value in shared[0][1].items() if name.startswith("ref_")}
+        """The shards' changes added to their common reference (the last pooling's result): the evidence
+        model whole, the link weights at the indices some shard changed (``link_index``, ``link_value``)."""
         changes = [p for _, p in shared]
+        latest = max(int(p["round"][0]) for p in changes)
+        # the reference of the latest round (a shard that missed a round reports an older one)
+        base = next(p for p in changes if int(p["round"][0]) == latest)
+        ref = {name[4:]: value for name, value in base.items() if name.startswith("ref_")}
         total = sum(int(p["since"][0]) for p in changes)
         forget = float(ref["forget"][0])
+        index = np.unique(np.concatenate([p["link_index"] for p in changes]))
+        value = np.zeros(len(index))
+        for p in sorted(changes, key=lambda p: int(p["round"][0])):  # the latest round's reference values last
+            value[np.searchsorted(index, p["link_index"])] = p["ref_link_value"]
+        change = np.zeros(len(index))
+        for p in changes:  # in the shards' order, as the dense sum adds them
+            change[np.searchsorted(index, p["link_index"])] += p["link_change"]
         return {"information": forget ** total * ref["information"] + sum(p["information"] for p in changes),
                 "moment": forget ** total * ref["moment"] + sum(p["moment"] for p in changes),
-                "link_w": ref["link_w"] + sum(p["link_w"] for p in changes),
+                "link_index": index.astype(np.int32), "link_value": value + change,
                 "link_bias": ref["link_bias"] + sum(p["link_bias"] for p in changes),
                 "link_trained": ref["link_trained"] + sum(p["link_trained"] for p in changes),
                 "fetched": sum(p["fetched"] for p in changes),
-                "forget": ref["forget"]}
+                "forget": ref["forget"], "round": np.array([latest + 1])}
 
     def load_parameters(self, parameters: dict[str, np.ndarray]) -> None:
         self.model.set_statistics(parameters["information"], parameters["moment"])
-        self.link_model.w = np.array(parameters["link_w"], dtype=np.float64)
+        ref = self._pooled if self._pooled is not None else self._unpooled()
+        if "link_w" in parameters:  # a whole vector: a round stored by a version that sent them whole
+            ref_w = np.array(parameters["link_w"], dtype=np.float64)
+        else:
+            ref_w = ref["link_w"]  # updated in place: the reference is this policy's own copy
+            index = parameters["link_index"]
+            ref_w[index] = parameters["link_value"]
+        # what this shard learned since reporting is overwritten, as a whole vector would: every weight the
+        # reference's, which differ from the last reference only where some shard changed them
+        self.link_model.w = ref_w.copy()
         self.link_model.bias = float(parameters["link_bias"][0])
         self.link_model.trained = int(parameters["link_trained"][0])
         self.others_fetched = max(0, int(parameters["fetched"][0]) - self.fetched_total)
         # the new reference; this shard's sample count restarts from it
-        self._pooled = {**{k: np.array(v, copy=True) for k, v in parameters.items()},
+        small = {k: np.array(v, copy=True) for k, v in parameters.items()
+                 if k not in ("link_w", "link_index", "link_value")}
+        self._pooled = {**small, "link_w": ref_w, "round": np.array([int(parameters.get("round", [0])[0])]),
                         "samples": np.array([self.model.samples])}
 
     def _unpooled(self) -> dict[str, np.ndarray]:
@@ -584,8 +616,7 @@ class AdaptivePolicy(ShardAware, Policy):
         strength = np.eye(len(self.prior)) * self.prior_strength
         return {"information": strength, "moment": strength @ self.prior, "link_w": np.zeros_like(self.link_model.w),
                 "link_bias": np.zeros(1), "link_trained": np.zeros(1), "forget": np.array([self.forget]),
-                "samples": np.zeros(1)}
-
+                "samples": np.zeros(1), "round": np.zeros(1, dtype=np.int64)}
 
 register(StrategySpec("adaptive", "learns online which evidence to trust (Gouriten's neighbourhood sums, parent and "
                                   "anchor relevance, Han's topic words, a link model, path, site): the default",

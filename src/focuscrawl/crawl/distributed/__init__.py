@@ -1,4 +1,4 @@
-"""Distributed crawls on Ray: host-partitioned shards, a budget coordinator, links sent through outboxes.
+"""Distributed crawls on Ray: host-partitioned shards, a budget coordinator, links sent shard to shard.
 
     crawler = DistributedCrawler(topic="topics/birds", seeds_file="seeds.txt", out="runs/birds",
                                  budget=100_000, workers=8)                  # or ray_address="head:6379"
@@ -8,9 +8,11 @@ Each shard (``shard.Shard``) is a Ray actor running an ordinary crawl (the build
 async driver, a state store, resume) in ``RUN/shards/K/`` over the hosts it owns: those with
 ``shard_of(host, N) == K``, a stable hash. So the closure, frontier, politeness and per-domain cap of a host live
 in one shard and are never shared. A link to a host owned elsewhere is committed to the finding shard's
-``outbox`` with the step that found it, carried (batched) by the driver (``crawler.DistributedCrawler``) to its
-owner, which stores it in its ``inbox`` (logged as an operation, so its replay re-adopts it) before the sender
-forgets it: neither side's death loses it, and a re-sent message is recognised by its id (``messages``). The
+``outbox`` with the step that found it and sent from there, batched, straight to its owner (an actor call
+between shards, found by name), which stores it in its ``inbox`` (logged as an operation, so its replay re-adopts
+it) before the sender forgets it: neither side's death loses it, and a re-sent message is recognised by its id
+(``messages``). The driver (``crawler.DistributedCrawler``) only polls the shards' status, pools what they learn
+and merges their files at the end. The
 coordinator (``coordinator.Coordinator``) leases pages of the global budget (``lease_pages`` at a time) against
 each shard's claim (pages committed + in flight + leased), so the budget is exceeded by nothing: a shard only
 fetches pages it holds a lease for. ``cluster`` imports Ray and starts or joins a runtime.

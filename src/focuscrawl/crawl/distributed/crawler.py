@@ -1,5 +1,6 @@
-"""The driver of a distributed crawl: ``DistributedCrawler`` starts the coordinator and the shards, carries the
-shards' messages, pools what they learn, and merges their files into the run folder's."""
+"""The driver of a distributed crawl: ``DistributedCrawler`` starts the coordinator and the shards (which send
+their links to each other), polls their status, pools what they learn, and merges their files into the run
+folder's."""
 
 from __future__ import annotations
 
@@ -40,8 +41,9 @@ class DistributedCrawler(BaseCrawler):
     """A crawl over N shards (Ray actors) in one run folder; the same settings as ``Crawler`` plus ``workers``
     (and ``ray_address``). Re-running it on the folder resumes it, with the same N only."""
 
-    POLL_S = 0.1
+    POLL_S = 0.5  # the shards send their messages themselves: the driver only watches, pools and ends the crawl
     GIVE_UP_S = 60.0
+    KEEP_ROUNDS = 50  # pooled rounds kept to re-send to a shard that missed some
 
     def __init__(self, config: CrawlConfig | None = None, /, **settings):
         super().__init__(config, **settings)
@@ -57,6 +59,8 @@ class DistributedCrawler(BaseCrawler):
         self._combined_at = 0
         self._policy_class: type | None = None  # the strategy's, from its plan: how the shards' parameters combine
         self._combine_every = 0
+        self._rounds: list[tuple[str, Any]] = []  # the latest pooled rounds: (message id, object store reference)
+        self.driver_cpu_s = 0.0  # this process's CPU time from the shards' start to their stop
 
     def check(self) -> CrawlInputs:
         inputs = super().check()
@@ -90,9 +94,11 @@ class DistributedCrawler(BaseCrawler):
             owns_ray = start_ray(config.ray_address, self.workers)
             ray = require_ray()
             try:
+                cpu = time.process_time()
                 self._start_actors(ray, config, topic, seeds, classifier, inputs.hosts, committed)
                 self._run(ray, on_progress)
                 finals = self._stop_shards(ray)
+                self.driver_cpu_s = time.process_time() - cpu
             finally:
                 for actor in [*self.shards, self.coordinator]:
                     if actor is not None:
@@ -115,7 +121,8 @@ class DistributedCrawler(BaseCrawler):
             store.close()
 
     def _start_actors(self, ray, config, topic, seeds, classifier, hosts, committed) -> None:
-        name = f"focuscrawl-coordinator-{os.getpid()}-{time.time_ns()}"
+        run = f"focuscrawl-{os.getpid()}-{time.time_ns()}"  # this driver's actors: a resumed driver starts new ones
+        name, peers = f"{run}-coordinator", f"{run}-shard-"
         self.coordinator = ray.remote(num_cpus=0)(Coordinator).options(name=name).remote(
             config.budget, committed, (topic, seeds, classifier, hosts), self.workers, config.lease_priority,
             # what a shard can hold leased (a lease, refilled at half) plus its fetches in flight
@@ -125,18 +132,20 @@ class DistributedCrawler(BaseCrawler):
         for k in range(self.workers):
             shard_config = {**config.model_dump(mode="json"), "out": str(self.out / SHARDS_DIR / str(k)),
                             "progress": "none", "plot": False}
-            self.shards.append(shard_actor.options(num_cpus=1, max_restarts=-1, max_task_retries=0).remote(
-                k, self.workers, shard_config, name))
+            self.shards.append(shard_actor.options(name=f"{peers}{k}", num_cpus=1, max_restarts=-1,
+                                                   max_task_retries=0).remote(k, self.workers, shard_config, name,
+                                                                              peers))
 
     def _run(self, ray, on_progress: ProgressCallback | None) -> None:
-        """Poll the shards, carry their messages, until a stop, the budget or every frontier and outbox is spent.
+        """Poll the shards' status until a stop, the budget, or every frontier and outbox is spent.
 
         A shard that does not answer within a second (Ray restarting it, or a long replay) is left out of
-        the round: messages to it wait in their senders' outboxes, and the crawl cannot end without it."""
+        the round; the crawl cannot end without it."""
         budget = self.config.budget
         statuses: list[dict | None] = [None] * self.workers
         pending: dict[int, Any] = {}
         failing: dict[int, float] = {}  # shard -> since when its polls fail
+        quiet: list[tuple] | None = None  # every shard's counts at the last poll that found all of them idle
         while True:
             if self._stop_requested:
                 return
@@ -145,14 +154,13 @@ class DistributedCrawler(BaseCrawler):
                     pending[k] = shard.poll.remote()
             ready, _ = ray.wait(list(pending.values()), num_returns=len(pending), timeout=1.0)
             ready = set(ready)
-            outgoing: dict[int, list[tuple[str, int, bytes]]] = {}
             answered: set[int] = set()
             for k, ref in list(pending.items()):
                 if ref not in ready:
                     continue
                 del pending[k]
                 try:
-                    status, messages = ray.get(ref)
+                    status = ray.get(ref)
                 except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as exc:
                     # Ray restarts it; its next poll starts it again from its store. One that keeps failing
                     # cannot run at all (focuscrawl missing on a node, say): say why instead of waiting forever.
@@ -170,9 +178,6 @@ class DistributedCrawler(BaseCrawler):
                 statuses[k] = status
                 failing.pop(k, None)
                 answered.add(k)
-                if messages:
-                    outgoing[k] = messages
-            routed = self._route(ray, outgoing, answered)
             self._update_stats([s for s in statuses if s is not None])
             every = self._combine_every
             if every and len(answered) == self.workers and self.stats.steps - self._combined_at >= every:
@@ -182,58 +187,45 @@ class DistributedCrawler(BaseCrawler):
             if len(answered) == self.workers:
                 if self.stats.steps >= budget:
                     return
-                if not routed and all(s["idle"] and not s["outbox"] for s in statuses):
-                    return
+                # Done when every shard is idle with an empty outbox at two polls in a row and nothing moved
+                # between them: a shard polled idle could otherwise receive links from one polled after it.
+                counts = [(s["starts"], s["committed"], s["received"]) for s in statuses]
+                if all(s["idle"] and not s["outbox"] for s in statuses):
+                    if quiet == counts:
+                        return
+                    quiet = counts
+                else:
+                    quiet = None
             time.sleep(self.POLL_S)
 
     def _combine(self, ray) -> None:
         """One round of learning across shards: the shards' parameters, combined by their policy's
-        ``combine_parameters`` (an average, or for ``adaptive`` a pooling), loaded by every shard."""
+        ``combine_parameters`` (an average, or for ``adaptive`` a pooling), put once in Ray's object store and
+        loaded by every shard, with any earlier round it missed (it died while they were loaded)."""
         self._combined_at = self.stats.steps
         try:
-            shared = [p for p in ray.get([shard.parameters.remote() for shard in self.shards], timeout=120) if p]
+            replies = ray.get([shard.parameters.remote() for shard in self.shards], timeout=120)
         except Exception:  # noqa: BLE001 - a shard died meanwhile: next round
             return
+        shared = [(committed, parameters) for committed, parameters, _ in replies if parameters]
         if len(shared) < 2:
             return
         combined = self._policy_class.combine_parameters(shared)
         self.averaging_rounds += 1
-        message_id = f"{PARAMETERS_PREFIX}{time.time_ns()}"
-        refs = [shard.load_parameters.remote(message_id, combined) for shard in self.shards]
+        self._rounds = [*self._rounds, (f"{PARAMETERS_PREFIX}{time.time_ns()}", ray.put(combined))]
+        self._rounds = self._rounds[-self.KEEP_ROUNDS:]
+        ids = [message_id for message_id, _ in self._rounds]
+        refs = []
+        for shard, (_, _, pooled) in zip(self.shards, replies):
+            # the rounds after the last one it stored (all kept, if the driver never gave it that one; those it
+            # has are skipped by id)
+            missed = self._rounds[ids.index(pooled) + 1:] if pooled in ids else self._rounds
+            refs.append(shard.load_parameters.remote(missed))
         for ref in refs:
             try:
                 ray.get(ref, timeout=120)
-            except Exception:  # noqa: BLE001 - a restarted shard continues with its own until the next round
+            except Exception:  # noqa: BLE001 - a restarted shard gets this round again with the next one
                 pass
-
-    def _route(self, ray, outgoing: dict[int, list[tuple[str, int, bytes]]], answered: set[int]) -> int:
-        """Each message to its destination (if it answered this round); acknowledged to its sender once stored
-        there. Returns how many were delivered."""
-        by_dest: dict[int, list[tuple[int, str, bytes]]] = {}
-        for source, messages in outgoing.items():
-            for message_id, dest, blob in messages:
-                if dest in answered:
-                    by_dest.setdefault(dest, []).append((source, message_id, blob))
-        acks: dict[int, list[str]] = {}
-        refs = {dest: self.shards[dest].receive.remote([(i, b) for _, i, b in batch])
-                for dest, batch in by_dest.items()}
-        routed = 0
-        for dest, ref in refs.items():
-            try:
-                stored = set(ray.get(ref, timeout=120))
-            except Exception:  # noqa: BLE001 - the destination died: the senders keep them, sent again next poll
-                continue
-            for source, message_id, _ in by_dest[dest]:
-                if message_id in stored:
-                    acks.setdefault(source, []).append(message_id)
-                    routed += 1
-        ack_refs = [self.shards[source].acknowledge.remote(ids) for source, ids in acks.items()]
-        for ref in ack_refs:
-            try:
-                ray.get(ref, timeout=120)
-            except Exception:  # noqa: BLE001 - the sender died: re-sent, recognised, acknowledged again
-                pass
-        return routed
 
     def _update_stats(self, statuses: list[dict]) -> None:
         s = self.stats
@@ -247,9 +239,15 @@ class DistributedCrawler(BaseCrawler):
         s.rate = sum(st["rate"] for st in statuses)
 
     def _stop_shards(self, ray) -> list[dict]:
+        """Every shard finishes its fetches and sends what its outbox holds while the others still receive; then
+        each closes. Returns the final statuses."""
+        for ref in [shard.stop.remote() for shard in self.shards]:
+            try:
+                ray.get(ref, timeout=300)
+            except Exception:  # noqa: BLE001 - its store holds every committed page and unsent message
+                pass
         finals = []
-        refs = [shard.stop.remote() for shard in self.shards]
-        for ref in refs:
+        for ref in [shard.close.remote() for shard in self.shards]:
             try:
                 finals.append(ray.get(ref, timeout=300))
             except Exception:  # noqa: BLE001 - its store holds every committed page; the merge reads that
@@ -302,7 +300,7 @@ class DistributedCrawler(BaseCrawler):
         folder.write_summary(self.summary, f"{strategy} on {self.workers} shards: {steps} pages"
                              if self.config.plot else None,
                              workers=self.workers, restarted_shards=self.restarted_shards,
-                             averaging_rounds=self.averaging_rounds,
+                             averaging_rounds=self.averaging_rounds, driver_cpu_s=round(self.driver_cpu_s, 3),
                              shards=[{"shard": k, "steps": sum(1 for _, j, _ in records if j == k),
                                       "frontier": shards.get(k, {}).get("frontier"),
                                       "starts": shards.get(k, {}).get("starts")} for k in range(self.workers)])

@@ -2,9 +2,10 @@
 
 Each shard crawls in ``RUN/shards/K/`` with the builder's engine and policy, the async driver, a state store and
 resume, as a single-process crawl does, and three differences: it fetches only pages it holds a lease for
-(``Coordinator``), links to hosts another shard owns are committed to its outbox with the step that found them,
-and messages from the driver (another shard's links, pooled parameters) are stored in its inbox and logged, so
-that a restarted shard replays them.
+(``Coordinator``); links to hosts another shard owns are committed to its outbox with the step that found them and
+sent from there straight to their owner (``Shard.receive``, an actor call between shards), which forgets nothing
+it has not stored; and messages (another shard's links, the driver's pooled parameters) are stored in its inbox
+and logged, so that a restarted shard replays them.
 """
 
 from __future__ import annotations
@@ -58,6 +59,12 @@ class ShardDriver(CrawlDriver):
         return self.held > 0
 
     def _outbox(self, step: int) -> list[tuple[str, int, bytes]]:
+        out = self._messages(step)
+        if out:
+            self.shard.outbox_filled()  # committed with this step right after: the sender takes them from the store
+        return out
+
+    def _messages(self, step: int) -> list[tuple[str, int, bytes]]:
         out = []
         for found in self.engine.take_outgoing():
             by_shard: dict[int, tuple[list[tuple[str, str]], list[str]]] = {}
@@ -75,13 +82,35 @@ class ShardDriver(CrawlDriver):
 class Shard:
     """One shard's crawl in ``RUN/shards/K``; a Ray actor (async: its methods and its crawl share one loop).
 
-    Started by its first ``poll`` (so an actor Ray restarts after a crash starts again by itself, resuming
-    from its store). States: starting, crawling, starved (no lease left in the budget), empty (frontier
-    spent: it waits for links from other shards), stopped.
+    Started by its first call (the driver's ``poll`` or another shard's ``receive``), so an actor Ray restarts
+    after a crash starts again by itself, resuming from its store and sending what its outbox still holds.
+    States: starting, crawling, starved (no lease left in the budget), empty (frontier spent: it waits for links
+    from other shards), stopped.
+
+    Sending: a task of its own takes the outbox's messages (oldest first) and calls each destination's
+    ``receive`` with its batch, one call per destination at a time; the ids that destination answers it has
+    stored leave the outbox. A destination that fails (dead, restarting) is tried again ``RETRY_S`` later: its
+    messages wait in the store meanwhile, whatever dies.
     """
 
-    def __init__(self, index: int, workers: int, config: dict, coordinator: str):
+    SEND_BATCH = 500  # messages in one receive call, at most
+    GATHER_S = 0.02  # after the first new message, wait this long for the next pages' before sending
+    RETRY_S = 0.5  # a destination that failed is tried again after this
+    FLUSH_S = 60.0  # at the end (stop), how long to try to empty the outbox
+
+    def __init__(self, index: int, workers: int, config: dict, coordinator: str, peers: str):
         self.index, self.workers = index, workers
+        # the other shards by name (``peers`` + their index): handles refreshed by name when a call fails, and,
+        # like the coordinator's, kept out of the constructor's arguments
+        self.peer_prefix = peers
+        self._peers: dict[int, object] = {}
+        self._sending: set[int] = set()  # destinations with a receive call under way
+        self._retry_at: dict[int, float] = {}
+        self._outbox_ready: asyncio.Event | None = None
+        self._sender: asyncio.Task | None = None
+        self.sent = 0  # messages this process had acknowledged by their destination
+        self.send_calls = 0  # receive calls to other shards that answered
+        self.received = 0  # messages from other shards this process stored (new ones)
         self.config = CrawlConfig.model_validate(config)
         # the coordinator by name: an actor handle among the constructor arguments would make Ray warn
         # that a restart depends on objects in its store
@@ -107,7 +136,7 @@ class Shard:
 
     # -- life cycle ------------------------------------------------------------------------------
     async def _start(self) -> None:
-        self._lease_lock, self._wake = asyncio.Lock(), asyncio.Event()
+        self._lease_lock, self._wake, self._outbox_ready = asyncio.Lock(), asyncio.Event(), asyncio.Event()
         self.coordinator = require_ray().get_actor(self.coordinator_name)
         self.topic, self.seeds, self.classifier, self.hosts = await self.coordinator.inputs.remote()
         self.folder = RunFolder(self.out)
@@ -124,7 +153,7 @@ class Shard:
                                              "workers": self.workers}, strategy=config.strategy,
                                             context_budget=config.budget)
         self.restarts = int(self.store.get_meta("starts", 0))
-        self.store.set_meta(starts=self.restarts + 1)
+        self.store.set_meta(starts=self.restarts + 1, pid=os.getpid())
         self.engine = self._engine()
         self.folder.write_config(config)
         self.outputs = self.folder.open_outputs(self.store, config.strategy, config.warc)
@@ -137,6 +166,8 @@ class Shard:
                                   self.outputs.harvest, self.outputs.warc, concurrency=config.concurrency,
                                   checkpoint_every=config.checkpoint_every)
         self._task = asyncio.create_task(self._loop())
+        self._outbox_ready.set()  # what a predecessor left unacknowledged goes first
+        self._sender = asyncio.create_task(self._send_loop())
 
     def _engine(self) -> CrawlEngine:
         """A fresh engine of this shard, brought to its store's last commit; counts the pooled rounds replayed."""
@@ -215,13 +246,61 @@ class Shard:
                 self._no_lease_until = time.monotonic() + 0.2
             return grant
 
-    # -- the driver's calls ---------------------------------------------------------------------------
-    async def poll(self, max_messages: int = 200) -> tuple[dict, list[tuple[str, int, bytes]]]:
-        """This shard's status, and messages of its outbox not yet acknowledged (oldest first)."""
+    # -- sending to the other shards ------------------------------------------------------------------
+    def outbox_filled(self) -> None:
+        """A step was committed with messages for other shards: wake the sender."""
+        if self._outbox_ready is not None:
+            self._outbox_ready.set()
+
+    async def _send_loop(self) -> None:
+        """Send the outbox, batched per destination, until the shard closes; wakes on new messages, and to retry."""
+        while True:
+            try:
+                await asyncio.wait_for(self._outbox_ready.wait(), self.RETRY_S)
+                await asyncio.sleep(self.GATHER_S)
+            except asyncio.TimeoutError:
+                pass
+            self._outbox_ready.clear()
+            now = time.monotonic()
+            batches: dict[int, list[tuple[str, bytes]]] = {}
+            for message_id, dest, blob in self.store.outbox(self.SEND_BATCH * self.workers):
+                if dest in self._sending or self._retry_at.get(dest, 0.0) > now:
+                    continue
+                batch = batches.setdefault(dest, [])
+                if len(batch) < self.SEND_BATCH:
+                    batch.append((message_id, blob))
+            for dest, batch in batches.items():
+                self._sending.add(dest)
+                asyncio.ensure_future(self._send(dest, batch))
+
+    def _peer(self, dest: int):
+        if dest not in self._peers:
+            self._peers[dest] = require_ray().get_actor(f"{self.peer_prefix}{dest}")
+        return self._peers[dest]
+
+    async def _send(self, dest: int, batch: list[tuple[str, bytes]]) -> None:
+        """One receive call to ``dest``; the ids it stored leave the outbox (a failure leaves them all there)."""
+        try:
+            stored = await self._peer(dest).receive.remote(batch)
+            self.store.acknowledge(stored)
+            self.sent += len(stored)
+            self.send_calls += 1
+            self._retry_at.pop(dest, None)
+            if len(batch) == self.SEND_BATCH:
+                self._outbox_ready.set()  # more may wait
+        except Exception:  # noqa: BLE001 - dead, restarting, not yet named, or this shard closing: later
+            self._peers.pop(dest, None)  # looked up again by name (the driver may have started new shards)
+            self._retry_at[dest] = time.monotonic() + self.RETRY_S
+        finally:
+            self._sending.discard(dest)
+
+    # -- the driver's and the other shards' calls ---------------------------------------------------------
+    async def poll(self) -> dict:
+        """This shard's status."""
         await self._ensure_started()
         if self._task.done() and not self._task.cancelled() and self._task.exception() is not None:
             raise self._task.exception()  # the crawl loop failed: the driver says why
-        return self.status(), self.store.outbox(max_messages)
+        return self.status()
 
     def status(self) -> dict:
         now = time.monotonic()
@@ -233,11 +312,12 @@ class Shard:
                 "idle": self.state == "empty" and not self.driver.in_flight and not self._wake.is_set(),
                 "rate": rate, "relevant": self.relevant, "relevant_domains": len(self.relevant_domains),
                 "errors": self.errors, "starts": self.restarts + 1, "replayed_rounds": self.replayed_rounds,
-                "pid": os.getpid(),
+                "pid": os.getpid(), "sent": self.sent, "send_calls": self.send_calls, "received": self.received,
                 "outlook": self.outlook()}
 
     async def receive(self, messages: list[tuple[str, bytes]]) -> list[str]:
-        """Store and adopt other shards' links; returns the ids now stored (new or already there)."""
+        """Store and adopt another shard's links; returns the ids now stored (new or already there), which the
+        sender may then forget."""
         await self._ensure_started()
         stored = []
         adopted = 0
@@ -245,39 +325,54 @@ class Shard:
             if not self.store.has_message(message_id):
                 adopted += apply_message(self.engine, message_id, blob)  # the engine call, then its op in the log
                 self.store.commit_adopt(message_id, blob)
+                self.received += 1
             stored.append(message_id)
         if adopted:
             self._wake.set()
         return stored
 
-    async def parameters(self) -> tuple[int, dict] | None:
-        """(pages fetched, the policy's learned parameters), or None when it has none or has fetched nothing."""
+    async def parameters(self) -> tuple[int, dict | None, str | None]:
+        """(pages fetched, the policy's learned parameters or None when it has none or has fetched nothing, the id
+        of the last pooled round this shard stored)."""
         await self._ensure_started()
         committed = self.store.step_count()
         policy = self.engine.policy
-        parameters = policy.parameters() if isinstance(policy, ShardAware) else None
-        return None if parameters is None or committed == 0 else (committed, parameters)
+        parameters = policy.parameters() if isinstance(policy, ShardAware) and committed else None
+        return committed, parameters, self.store.get_meta("pooled", None)
 
-    async def load_parameters(self, message_id: str, parameters: dict) -> None:
-        """Combined parameters from the driver: loaded and logged as a message, so a replay loads them again."""
+    async def load_parameters(self, rounds: list[tuple[str, object]]) -> None:
+        """Rounds of combined parameters from the driver (id, the object store's reference), oldest first, each
+        loaded unless stored already and logged as a message, so that a replay loads it again."""
         await self._ensure_started()
-        if not self.store.has_message(message_id):
+        for message_id, ref in rounds:
+            if self.store.has_message(message_id):
+                continue
+            parameters = await ref
             policy = self.engine.policy
             if isinstance(policy, ShardAware):
                 policy.load_parameters(parameters)
             self.store.commit_adopt(message_id, pickle.dumps(parameters, protocol=pickle.HIGHEST_PROTOCOL))
-
-    async def acknowledge(self, message_ids: list[str]) -> None:
-        await self._ensure_started()
-        self.store.acknowledge(message_ids)
+            self.store.set_meta(pooled=message_id)
 
     async def stop(self) -> dict:
-        """Finish the fetches in flight, close everything; returns the final status."""
+        """Finish the fetches in flight and try to empty the outbox (the other shards are stopping, not closing);
+        returns the status."""
         await self._ensure_started()
         self._stopping = True
         self.driver.stop()
         self._wake.set()
         await self._task
+        deadline = time.monotonic() + self.FLUSH_S
+        while self.store.outbox_count() and time.monotonic() < deadline:
+            self._outbox_ready.set()
+            await asyncio.sleep(0.05)
+        return self.status()
+
+    async def close(self) -> dict:
+        """Close everything (after every shard's ``stop``); returns the final status."""
+        await self._ensure_started()
+        if self._sender is not None:
+            self._sender.cancel()
         status = self.status()
         self.outputs.close()
         await self.fetcher.aclose()
