@@ -5,16 +5,19 @@
 WEB is an offline web directory; a seeded sample of its pages stands for the pages a crawl fetches. Measured:
 
 1. **Messages per page at N shards**: for each sampled page, the distinct shards other than its own
-   that its outlinks' hosts belong to (``shard_of``), for each N; each is one message the driver relays.
+   that its outlinks' hosts belong to (``shard_of``), for each N; each is one message a shard sends.
    Also the size of one message (``encode_links`` of the page's links to one shard) and the CPU time to
    encode and decode it.
 2. **Ray round trips from the driver**: a local Ray runtime, 4 actors with an async method that returns a
-   small status and an empty outbox (what ``Shard.poll`` returns when nothing is pending), called in rounds
-   of one call per actor as the driver does; CPU time of the driver per call, and wall time per round.
-   Then relaying: a stand-in shard's poll returns 200 messages of the measured size, the driver hands them
-   to another stand-in's ``receive`` and acknowledges them to the sender; the driver's CPU per message.
-3. **The coordinator's lease**: ``Coordinator.lease`` as a Ray actor (priority on), calls per second from
-   one caller, and its own CPU time per call.
+   small status (what ``Shard.poll`` returns), called in rounds of one call per actor as the driver does; CPU
+   time of the driver per call, and wall time per round.
+3. **Direct sends**: a stand-in shard calls another's ``receive`` (which answers the ids, without storing),
+   one call at a time as ``Shard`` sends to one destination, with batches of 1 and of 20 messages of the
+   measured size; each actor's own CPU time (``time.process_time`` in its process) per call, sender and
+   receiver.
+4. **The coordinator's lease**: ``Coordinator.lease`` as a Ray actor (priority on), calls per second from
+   one caller, its Python's CPU time per call (the same calls in-process), and its actor process's whole CPU
+   time per call (Ray's call handling included).
 
 Prints one JSON object; docs/distributed.md, "Toward 100 machines", does the arithmetic with it.
 """
@@ -30,22 +33,27 @@ from pathlib import Path
 
 
 class Echo:
-    """A stand-in shard: ``poll`` answers a status and ``messages`` outbox messages of ``size`` bytes each;
-    ``receive`` and ``acknowledge`` take them as a shard does (without storing)."""
+    """A stand-in shard: ``poll`` answers a status; ``receive`` takes messages as a shard does (without storing);
+    ``send`` calls another's ``receive`` as a shard sends to one destination; ``cpu`` is its process's CPU time."""
 
-    def __init__(self, messages: int = 0, size: int = 0):
-        self.outbox = [(f"0:{k}:1", 1, bytes(size)) for k in range(messages)]
-
-    async def poll(self) -> tuple[dict, list]:
+    async def poll(self) -> dict:
         return {"shard": 0, "state": "crawling", "committed": 0, "in_flight": 0, "held": 0, "frontier": 0,
                 "outbox": 0, "idle": False, "rate": 0.0, "relevant": 0, "relevant_domains": 0, "errors": 0,
-                "starts": 1, "pid": 0, "outlook": None}, self.outbox
+                "starts": 1, "pid": 0, "sent": 0, "send_calls": 0, "received": 0, "outlook": None}
 
     async def receive(self, messages: list[tuple[str, bytes]]) -> list[str]:
         return [message_id for message_id, _ in messages]
 
-    async def acknowledge(self, message_ids: list[str]) -> None:
-        return None
+    async def send(self, peer, calls: int, batch: int, size: int) -> float:
+        """``calls`` receive calls of ``batch`` messages to ``peer``, one at a time; the CPU time they took here."""
+        blob = bytes(size)
+        cpu = time.process_time()
+        for call in range(calls):
+            await peer.receive.remote([(f"0:{call}:{k}", blob) for k in range(batch)])
+        return time.process_time() - cpu
+
+    def cpu(self) -> float:
+        return time.process_time()
 
 
 def message_costs(web_dir: Path, sample: int, workers: list[int]) -> dict:
@@ -96,27 +104,31 @@ def ray_costs(calls: int, message_bytes: int) -> dict:
         driver_cpu_ms = 1000 * (time.process_time() - cpu) / (rounds * len(actors))
         round_ms = 1000 * (time.perf_counter() - wall) / rounds
 
-        # relaying: one sender with 200 messages pending (the most a poll takes), one receiver; the driver's
-        # CPU per message for the poll, the receive call and the acknowledgement, as DistributedCrawler._route
-        sender, receiver = (ray.remote(num_cpus=0)(Echo).remote(200, message_bytes) for _ in range(2))
-        ray.get(sender.poll.remote())
-        relay_rounds = max(1, calls // 200)
-        cpu, wall = time.process_time(), time.perf_counter()
-        for _ in range(relay_rounds):
-            _, messages = ray.get(sender.poll.remote())
-            stored = set(ray.get(receiver.receive.remote([(i, b) for i, _, b in messages])))
-            ray.get(sender.acknowledge.remote([i for i, _, _ in messages if i in stored]))
-        relay_cpu_ms = 1000 * (time.process_time() - cpu) / (relay_rounds * 200)
-        relay_wall_ms = 1000 * (time.perf_counter() - wall) / (relay_rounds * 200)
+        # direct sends: one stand-in shard calling another's receive, one call at a time
+        sender, receiver = (ray.remote(num_cpus=0)(Echo).remote() for _ in range(2))
+        ray.get(sender.send.remote(receiver, 20, 1, message_bytes))  # warm up
+        sends = {}
+        for batch in (1, 20):
+            receiver_cpu = ray.get(receiver.cpu.remote())
+            sender_cpu = ray.get(sender.send.remote(receiver, calls, batch, message_bytes))
+            receiver_cpu = ray.get(receiver.cpu.remote()) - receiver_cpu
+            sends[f"send_cpu_ms_per_call_batch{batch}"] = 1000 * sender_cpu / calls
+            sends[f"receive_cpu_ms_per_call_batch{batch}"] = 1000 * receiver_cpu / calls
 
-        coordinator = ray.remote(num_cpus=0)(Coordinator).remote(10**9, {k: 0 for k in range(100)}, None, 100, 0.9)
+        class TimedCoordinator(Coordinator):
+            def cpu(self) -> float:
+                return time.process_time()
+
+        coordinator = ray.remote(num_cpus=0)(TimedCoordinator).remote(10**9, {k: 0 for k in range(100)}, None, 100, 0.9)
         ray.get(coordinator.lease.remote(0, 0, 16, None))
+        actor_cpu = ray.get(coordinator.cpu.remote())
         started = time.perf_counter()
         claims = [0] * 100
         for k in range(calls):
             shard = k % 100
             claims[shard] += ray.get(coordinator.lease.remote(shard, claims[shard], 16, (shard % 7) / 7))
         lease_ms = 1000 * (time.perf_counter() - started) / calls
+        lease_actor_cpu_ms = 1000 * (ray.get(coordinator.cpu.remote()) - actor_cpu) / calls
         # the coordinator's own cost: the same calls in-process
         local = Coordinator(10**9, {k: 0 for k in range(100)}, None, 100, 0.9)
         claims = [0] * 100
@@ -127,9 +139,9 @@ def ray_costs(calls: int, message_bytes: int) -> dict:
         lease_cpu_ms = 1000 * (time.process_time() - cpu) / calls
     finally:
         ray.shutdown()
-    return {"driver_cpu_ms_per_poll": driver_cpu_ms, "poll_round_ms_4_actors": round_ms,
-            "driver_cpu_ms_per_relayed_message": relay_cpu_ms, "relay_wall_ms_per_message": relay_wall_ms,
-            "lease_round_trip_ms": lease_ms, "lease_cpu_ms_in_coordinator": lease_cpu_ms}
+    return {"driver_cpu_ms_per_poll": driver_cpu_ms, "poll_round_ms_4_actors": round_ms, **sends,
+            "lease_round_trip_ms": lease_ms, "lease_cpu_ms_in_coordinator": lease_cpu_ms,
+            "lease_cpu_ms_in_coordinator_actor": lease_actor_cpu_ms}
 
 
 def main() -> None:
