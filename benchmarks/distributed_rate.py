@@ -36,6 +36,20 @@ def make_topic(web_dir: Path, topic_dir: Path) -> None:
     write_topic_dir(topic_dir, replace(topic.inputs, seeds=topic.seeds_for_run(0, 5)))
 
 
+def synthetic_web(out: Path, pages: int, hosts: int) -> tuple[Path, Path]:
+    """``out``/web, the synthetic web of ``pages`` pages on ``hosts`` hosts (seed 0), and ``out``/topic, its topic
+    (``make_topic``); each made unless it is there already."""
+    web_dir = out / "web"
+    if not (web_dir / "web.sqlite").exists():
+        from focuscrawl.web.synth import synthesize
+
+        synthesize(web_dir, pages, hosts=hosts, seed=0)
+    topic_dir = out / "topic"
+    if not topic_dir.exists():
+        make_topic(web_dir, topic_dir)
+    return web_dir, topic_dir
+
+
 def add_crawl_arguments(parser: argparse.ArgumentParser, *, workers: str, budget: int, concurrency: int,
                         strategy: str) -> None:
     """The options ``crawl_command`` reads (and ``--workers``, ``--out``), with a script's defaults."""
@@ -67,14 +81,7 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=50.0)
     args = parser.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix="distributed-rate-"))
-    web_dir = out / "web"
-    if not (web_dir / "web.sqlite").exists():
-        from focuscrawl.web.synth import synthesize
-
-        synthesize(web_dir, args.pages, hosts=args.hosts, seed=0)
-    topic_dir = out / "topic"
-    if not topic_dir.exists():
-        make_topic(web_dir, topic_dir)
+    web_dir, topic_dir = synthetic_web(out, args.pages, args.hosts)
     python = sys.executable
     results = []
     with serve_web(python, str(web_dir), "127.0.20.1", extra=("--latency-ms", str(args.latency_ms))) as hosts:

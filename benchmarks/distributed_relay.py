@@ -110,17 +110,10 @@ def main() -> None:
         args.workers = int(args.workers)
         child(args)
         return
-    from benchmarks.distributed_rate import make_topic
+    from benchmarks.distributed_rate import synthetic_web
 
     out = Path(args.out or tempfile.mkdtemp(prefix="distributed-relay-"))
-    web_dir = out / "web"
-    if not (web_dir / "web.sqlite").exists():
-        from focuscrawl.web.synth import synthesize
-
-        synthesize(web_dir, args.pages, hosts=args.hosts, seed=0)
-    topic_dir = out / "topic"
-    if not topic_dir.exists():
-        make_topic(web_dir, topic_dir)
+    web_dir, topic_dir = synthetic_web(out, args.pages, args.hosts)
     trees = [tree.split("=", 1) for tree in args.trees.split(",")]
     rows = []
     with serve_web(sys.executable, str(web_dir), "127.0.21.1", extra=("--latency-ms", str(args.latency_ms))) as hosts:
