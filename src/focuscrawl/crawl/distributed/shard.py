@@ -94,6 +94,9 @@ class Shard:
     """
 
     SEND_BATCH = 500  # messages in one receive call, at most
+    # outbox rows read per pass, oldest first: a backlog for a destination that is down (restarting) can hold
+    # back the others' for that long, but a pass never reads a large outbox whole
+    SEND_WINDOW = 4000
     GATHER_S = 0.02  # after the first new message, wait this long for the next pages' before sending
     RETRY_S = 0.5  # a destination that failed is tried again after this
     FLUSH_S = 60.0  # at the end (stop), how long to try to empty the outbox
@@ -263,7 +266,7 @@ class Shard:
             self._outbox_ready.clear()
             now = time.monotonic()
             batches: dict[int, list[tuple[str, bytes]]] = {}
-            for message_id, dest, blob in self.store.outbox(self.SEND_BATCH * self.workers):
+            for message_id, dest, blob in self.store.outbox(self.SEND_WINDOW):
                 if dest in self._sending or self._retry_at.get(dest, 0.0) > now:
                     continue
                 batch = batches.setdefault(dest, [])
@@ -286,10 +289,10 @@ class Shard:
             self.sent += len(stored)
             self.send_calls += 1
             self._retry_at.pop(dest, None)
-            if len(batch) == self.SEND_BATCH:
-                self._outbox_ready.set()  # more may wait
+            if self.store.outbox_count():
+                self._outbox_ready.set()  # what was written for it during this call, or past this batch
         except Exception:  # noqa: BLE001 - dead, restarting, not yet named, or this shard closing: later
-            self._peers.pop(dest, None)  # looked up again by name (the driver may have started new shards)
+            self._peers.pop(dest, None)  # looked up by name again at the next try
             self._retry_at[dest] = time.monotonic() + self.RETRY_S
         finally:
             self._sending.discard(dest)
