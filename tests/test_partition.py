@@ -121,6 +121,41 @@ def test_adaptive_sends_only_the_link_weights_it_changed_and_pools_as_the_whole_
             assert np.array_equal(policy._pooled["link_w"], dense["link_w"])
 
 
+def test_a_shard_that_missed_a_round_catches_up_with_the_rounds_the_driver_resends(tiny_web):
+    """A shard that died while round 1 was loaded reports the older reference in round 2; the driver sends it
+    rounds 1 and 2 in order (``rounds_after``), after which its model is the other shards'."""
+    import pickle
+
+    from focuscrawl.crawl.distributed.crawler import rounds_after
+    from focuscrawl.strategies.adaptive import AdaptivePolicy
+
+    crawls = [tiny_crawl(tiny_web, "adaptive", budget=budget)[0] for budget in (10, 20, 15)]
+    web = tiny_crawl(tiny_web, "adaptive")[2]
+    kept: list[tuple[str, bytes]] = []
+    last = {0: None, 1: None, 2: None}
+    for round_ in (1, 2):
+        for crawl in crawls:
+            crawl.engine.budget += 5
+            crawl.engine.run(web)
+        if round_ == 1:  # a weight only shard 0 changed, in round 1 only (the tiny web's few words all recur)
+            untouched = np.flatnonzero(np.all([crawl.policy.link_model.w == 0 for crawl in crawls], axis=0))
+            crawls[0].policy.link_model.w[untouched[-1]] = 0.5
+        pooled = AdaptivePolicy.combine_parameters([(10, crawl.policy.parameters()) for crawl in crawls])
+        kept.append((f"avg:{round_}", pickle.dumps(pooled)))
+        for k, crawl in enumerate(crawls):
+            if round_ == 1 and k == 2:
+                continue  # shard 2 misses round 1
+            for message_id, blob in rounds_after(kept, last[k]):
+                apply_message(crawl.engine, message_id, blob)
+                last[k] = message_id
+    a, b, c = (crawl.policy for crawl in crawls)
+    assert int(c._pooled["round"][0]) == 2
+    assert np.array_equal(c.link_model.w, a.link_model.w) and np.array_equal(b.link_model.w, a.link_model.w)
+    assert c.link_model.w[untouched[-1]] == 0.5
+    assert np.allclose(c.model.w, a.model.w)
+    assert rounds_after(kept, None) == kept and rounds_after(kept, "avg:2") == []
+
+
 def test_tres_shares_its_online_q_network_and_loads_an_average(tiny_web):
     import pickle
 

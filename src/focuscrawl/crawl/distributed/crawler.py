@@ -25,6 +25,13 @@ from focuscrawl.storage.harvest import COLUMNS
 from focuscrawl.storage.layout import DISTRIBUTED_FILE, SHARDS_DIR
 
 
+def rounds_after(rounds: list[tuple[str, Any]], last: str | None) -> list[tuple[str, Any]]:
+    """The pooled rounds (id, payload) a shard whose last stored round is ``last`` must load, oldest first: those
+    after it, or all of ``rounds`` when it is not among them (a shard skips by id the ones it has)."""
+    ids = [message_id for message_id, _ in rounds]
+    return rounds[ids.index(last) + 1:] if last in ids else list(rounds)
+
+
 @dataclass
 class DistributedStats(RunStats):
     """RunStats of the whole crawl, and each shard's status as last polled."""
@@ -214,13 +221,8 @@ class DistributedCrawler(BaseCrawler):
         self.averaging_rounds += 1
         self._rounds = [*self._rounds, (f"{PARAMETERS_PREFIX}{time.time_ns()}", ray.put(combined))]
         self._rounds = self._rounds[-self.KEEP_ROUNDS:]
-        ids = [message_id for message_id, _ in self._rounds]
-        refs = []
-        for shard, (_, _, pooled) in zip(self.shards, replies):
-            # the rounds after the last one it stored (all kept, if the driver never gave it that one; those it
-            # has are skipped by id)
-            missed = self._rounds[ids.index(pooled) + 1:] if pooled in ids else self._rounds
-            refs.append(shard.load_parameters.remote(missed))
+        refs = [shard.load_parameters.remote(rounds_after(self._rounds, pooled))
+                for shard, (_, _, pooled) in zip(self.shards, replies)]
         for ref in refs:
             try:
                 ray.get(ref, timeout=120)
