@@ -6,6 +6,7 @@ nothing: ``scrapy_rate`` runs in an environment without focuscrawl.
 
 adaptive_grid          ``adaptive`` with one option changed, as ``benchmarks.adaptive_grid:NAME`` strategies for bench
 classifier_on_web      each reward classifier's precision, recall and AUC on a whole offline web, pages and anchors
+checkpoint_cost        CPU time of one engine checkpoint after a crawl of N pages, offline
 crawl_hashes           SHA-256 of each strategy's fetched URL sequence, to show that a change alters no crawl
 crawl_profile          a crawl's cProfile statistics as CPU per page by component (fetch, parse, store, WARC, ...)
 dashboard_overhead     pages/s of the same crawl with and without a polled dashboard
