@@ -6,7 +6,9 @@ nothing: ``scrapy_rate`` runs in an environment without focuscrawl.
 
 adaptive_grid          ``adaptive`` with one option changed, as ``benchmarks.adaptive_grid:NAME`` strategies for bench
 classifier_on_web      each reward classifier's precision, recall and AUC on a whole offline web, pages and anchors
+checkpoint_cost        CPU time of one engine checkpoint after a crawl of N pages, offline
 crawl_hashes           SHA-256 of each strategy's fetched URL sequence, to show that a change alters no crawl
+crawl_profile          a crawl's cProfile statistics as CPU per page by component (fetch, parse, store, WARC, ...)
 dashboard_overhead     pages/s of the same crawl with and without a polled dashboard
 ddqn_update            TRES's Double-DQN update on its own, and a numba kernel of its target
 distributed_costs      a distributed crawl's central costs: messages per page, Ray round trips, the lease
@@ -14,6 +16,7 @@ distributed_policy_rate  pages/s of ``crawl --workers N`` when the policy bounds
 distributed_quality    AUC/oracle of distributed crawls against the single-process one on an offline web
 distributed_rate       pages/s of ``crawl --workers N`` over a loopback-served synthetic web
 fetch_rate             pages/s of focuscrawl's fetcher against a loopback-served web (fetch_vs_scrapy.sh: vs Scrapy)
+full_crawl_vs_scrapy   the whole polite crawl (policy, store, WARC) of a served 2,000-host web against Scrapy's
 gym_actions            which candidates a trained gym agent takes, and what it finds against the first candidate
 gym_dqn                Stable-Baselines3's DQN trained in focuscrawl/Crawl-v0 on one topic, saved for ``gym-agent``
 gym_steps              steps/s of focuscrawl/Crawl-v0, beside the same crawls by the engine alone

@@ -4,6 +4,7 @@ fetch in flight."""
 from __future__ import annotations
 
 import asyncio
+import time
 from urllib.parse import urlsplit
 
 from conftest import BIRD_WORDS, _text
@@ -66,3 +67,60 @@ def test_a_busy_slot_waits_in_the_driver_while_other_hosts_are_fetched(tmp_path)
     assert sorted(fetched) == sorted(["http://fast.test/", *SLOW, *FAST])  # nothing lost, nothing twice
     asked = fetcher.asked
     assert max(asked.index(u) for u in FAST) < asked.index(SLOW[1]), "the fast host went on while the slow one waited"
+
+
+HOSTS = [f"http://h{i}.test" for i in range(6)]
+DUE_WEB = [f"{host}/p{k}" for host in HOSTS for k in range(3)]  # host by host: a breadth-first crawl keeps coming back
+
+
+class DueFetcher(SlottedFetcher):
+    """One slot per host and a delay of ``DELAY`` s between a host's requests, which ``fetch`` waits out as the HTTP
+    fetcher does; ``ready_in`` and ``prepare`` say when a host is due, as the HTTP fetcher's do."""
+
+    DELAY = 0.15
+
+    def __init__(self):
+        super().__init__()
+        self.last_end: dict[str, float] = {}
+        self.in_flight = 0
+        self.waited_beside_others: list[str] = []  # fetches that sat out a delay while others were in flight
+        self.prepared: list[str] = []
+
+    def ready_in(self, slot: str) -> float:
+        return max(0.0, self.last_end.get(slot, float("-inf")) + self.DELAY - time.monotonic())
+
+    def prepare(self, url: str) -> None:
+        self.prepared.append(url)
+
+    async def fetch(self, url: str) -> Page:
+        self.asked.append(url)
+        self.in_flight += 1
+        wait = self.ready_in(self.slot(url))
+        if wait > 0:
+            if self.in_flight > 1:
+                self.waited_beside_others.append(url)
+            await asyncio.sleep(wait)
+        await asyncio.sleep(0.005)
+        self.last_end[self.slot(url)] = time.monotonic()
+        self.in_flight -= 1
+        links = [Link(u, "more") for u in DUE_WEB] if url == "http://seed.test/" else []
+        return Page(url=url, final_url=url, status=200, content_type="text/html", title=url,
+                    text=_text(BIRD_WORDS, len(self.asked)), outlinks=links)
+
+
+def test_a_fetch_starts_when_its_host_is_due_not_to_wait_in_flight(tmp_path):
+    """With other fetches in flight, a selection whose host is still within its delay waits in the driver (its
+    robots.txt prepared meanwhile) rather than holding a place in flight through the delay."""
+    from focuscrawl.crawl import Crawler
+
+    fetcher = DueFetcher()
+
+    async def go():
+        crawler = Crawler(topic=_topic_dir(tmp_path / "topic", ["http://seed.test/"]), out=tmp_path / "run",
+                          progress="none", plot=False, fetcher=fetcher, strategy="bfs", budget=19, concurrency=4)
+        return [record.url async for record in crawler.run()]
+
+    fetched = asyncio.run(go())
+    assert sorted(fetched) == sorted(["http://seed.test/", *DUE_WEB])  # nothing lost, nothing twice
+    assert fetcher.waited_beside_others == [], "a fetch sat out its host's delay in flight"
+    assert set(fetcher.prepared) <= set(DUE_WEB) and fetcher.prepared, "what waits is prepared"

@@ -303,3 +303,34 @@ def test_resolver_caches_and_filters_at_resolution(monkeypatch):
         assert calls == ["mixed.test", "inside.test", "nowhere.test"]
 
     run(go())
+
+
+def test_prepare_fetches_robots_ahead_and_ready_in_says_when_the_host_is_due(web_dir):
+    """What the crawl driver asks before starting a fetch: robots.txt is fetched in the background (keeping the
+    host's delay before the page), and ``ready_in`` says how long the host's schedule has to run."""
+
+    async def go():
+        async with serve_web(web_dir, hook=special) as server:
+            async with HttpFetcher(FetchConfig.loopback(server.hosts, min_delay=0.3)) as fetcher:
+                slot = fetcher.slot(f"{A}/p0")
+                assert fetcher.ready_in(slot) == 0.0, "a host never asked is due at once"
+                fetcher.prepare(f"{A}/p0")
+                fetcher.prepare(f"{A}/p1")  # its robots.txt is on its way already
+                fetcher.prepare("ftp://a.test/file")  # refused without asking anyone: nothing to prepare
+                assert fetcher.ready_in(slot) >= 0.3, "robots.txt first, then the delay before the page"
+                deadline = time.monotonic() + 10
+                while not fetcher.robots.known(f"{A}/p0") and time.monotonic() < deadline:
+                    await asyncio.sleep(0.01)
+                await asyncio.sleep(0.01)  # the background task's bookkeeping ends after the rules are kept
+                wait = fetcher.ready_in(slot)
+                assert 0 < wait <= 0.3
+                await asyncio.sleep(wait)
+                assert fetcher.ready_in(slot) == 0.0
+                page = await fetcher.fetch(f"{A}/p0")
+                return page, list(server.log), fetcher.robots.fetches
+
+    page, log, robots_fetches = run(go())
+    assert page.ok
+    assert robots_fetches == 1
+    assert [entry.path for entry in log] == ["/robots.txt", "/p0"]
+    assert log[1].time - log[0].time >= 0.3, "the page still waited its delay after robots.txt"

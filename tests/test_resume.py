@@ -8,8 +8,10 @@ script in a subprocess, fewer times.
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import pickle
 import random
 import signal
 import subprocess
@@ -388,3 +390,64 @@ def _step(engine, web):
         return None
     engine.record(selection.url, web.fetch(selection.url))
     return selection.url, selection.score
+
+
+class _Input:
+    """A stand-in for a crawl's shared input (a topic, a classifier)."""
+
+
+class _OlderPickler(pickle.Pickler):
+    """How checkpoints named the shared inputs before (``persistent_id``): such checkpoints must still load."""
+
+    def __init__(self, file, shared):
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._ids = {id(obj): i for i, obj in enumerate(shared) if obj is not None}
+
+    def persistent_id(self, obj):
+        return self._ids.get(id(obj))
+
+
+@pytest.mark.parametrize("pickler", ["today", "older"])
+def test_a_checkpoint_names_the_shared_inputs_and_gets_the_restoring_engines_own(pickler):
+    from focuscrawl.engine.engine import _InputsPickler, _InputsUnpickler
+
+    shared, other = _Input(), _Input()
+    other.payload = "x" * 1000
+    shared.payload = "y" * 100_000
+    graph = {"policy": [shared, other, shared], "frontier": ["http://a.test/"] * 3}
+    buffer = io.BytesIO()
+    (_InputsPickler if pickler == "today" else _OlderPickler)(buffer, [shared, None]).dump(graph)
+    assert len(buffer.getvalue()) < 10_000, "the shared input is named, not copied"
+    live = _Input()
+    back = _InputsUnpickler(io.BytesIO(buffer.getvalue()), [live, None]).load()
+    assert back["policy"][0] is live and back["policy"][2] is live
+    assert back["policy"][1] is not other and back["policy"][1].payload == other.payload  # not shared: a copy
+    assert back["frontier"] == graph["frontier"]
+
+
+def test_a_checkpoint_of_older_form_restores_the_same_crawl():
+    from focuscrawl.bench.protocol import load_topic
+    from focuscrawl.builder import Classifiers, build_crawl
+    from focuscrawl.config import RunSettings
+    from focuscrawl.engine import engine as engine_module
+    from focuscrawl.web import embedded_web_dir
+    from focuscrawl.web.store import OfflineWeb
+
+    web = OfflineWeb(embedded_web_dir())
+    topic = load_topic(web, "subject.Science.Biology")
+
+    def crawl():
+        return build_crawl(RunSettings(budget=80, seed=3), "adaptive", topic.inputs, topic.seeds_for_run(0, 1),
+                           classifiers=Classifiers(topic.inputs, 0), judge=topic.truth).engine
+
+    live = crawl()
+    for _ in range(30):
+        _step(live, web)
+    older = io.BytesIO()
+    state = {name: getattr(live, name) for name in engine_module._STATE}
+    _OlderPickler(older, live._shared_inputs()).dump((state, live.policy))
+    today, before = crawl(), crawl()
+    today.restore(live.snapshot())
+    before.restore(older.getvalue())
+    steps = [(_step(today, web), _step(before, web)) for _ in range(20)]
+    assert all(a == b and a is not None for a, b in steps)

@@ -11,9 +11,18 @@ the driver makes exactly the calls ``CrawlEngine.run`` makes, so it crawls the s
 
 A fetcher with politeness slots (``slot`` and ``slot_capacity``: the HTTP fetcher's hosts) gets no more fetches
 for a slot than it serves at once. A selection for a busy slot waits in the driver (up to ``4 * concurrency`` of
-them) and the next selection is asked for, as Scrapy's downloader keeps a queue per slot: otherwise one slow or
+them behind another of their slot's, ``_waiting_full``) and the next selection is asked for, as Scrapy's downloader keeps a queue per slot: otherwise one slow or
 backing-off host the policy keeps choosing holds every fetch in flight, and the crawl stalls behind it. A waiting
 selection is in flight for the engine and in the op log, so a crash or a stop leaves it to be fetched on resume.
+
+A fetcher that also says when a slot's politeness lets a request start (``ready_in(slot)``, and ``prepare(url)``
+to fetch what a request will need first: the HTTP fetcher's robots.txt) gets, while other fetches are in flight,
+only fetches that can send at once: a selection whose host is still within its delay waits in the driver the same
+way, and the driver wakes when the first waiting host is due. Otherwise each such fetch would sit out its host's
+delay (1 s by default) holding one of the ``concurrency`` places, and a crawl whose policy keeps choosing hosts it
+has just fetched would go at ``concurrency`` pages per delay, whatever the network and the CPU allow. With nothing
+in flight a selection starts at once, ready or not, so that ``concurrency=1`` keeps the calls of
+``CrawlEngine.run``.
 """
 
 from __future__ import annotations
@@ -75,9 +84,12 @@ class CrawlDriver:
         self._checkpoints_work = True
         self._slot = getattr(fetcher, "slot", None)
         self._capacity = max(1, int(getattr(fetcher, "slot_capacity", 1)))
+        self._ready_in = getattr(fetcher, "ready_in", None) if self._slot is not None else None
+        self._prepare = getattr(fetcher, "prepare", None) if self._ready_in is not None else None
         self._busy: Counter[str] = Counter()  # fetches started per slot, not yet completed
         self._waiting: dict[str, deque[str]] = {}  # a busy slot's selected URLs, oldest first
         self._waiting_count = 0
+        self._due: dict[str, float] = {}  # a waiting slot's earliest start (monotonic) when last asked: not before
 
     def stop(self, immediate: bool = False) -> None:
         """Graceful: start no new fetch, record those in flight. Immediate: abandon them (they are redone)."""
@@ -100,13 +112,14 @@ class CrawlDriver:
         queue = self.engine.in_flight
         try:
             while True:
+                due: float | None = None  # seconds until the first waiting host's politeness lets it start
                 while not self.stopping and len(self.pending) < self.concurrency and self._may_start():
-                    url = self._ready_waiting()
+                    url, due = self._ready_waiting()
                     if url is None:
                         if queue and self.engine.stats.steps + len(self.pending) < self.engine.budget:
                             url = queue.pop(0)
                         else:
-                            if self._waiting_count >= 4 * self.concurrency:
+                            if self._waiting_full():
                                 break
                             selection = self.engine.next_selection()
                             if selection is None:
@@ -114,7 +127,7 @@ class CrawlDriver:
                             url = selection.url
                             self.store.log_select(url)
                     slot = self._slot(url) if self._slot is not None else None
-                    if slot is not None and self._busy[slot] >= self._capacity:
+                    if slot is not None and (self._busy[slot] >= self._capacity or self._must_wait(url, slot)):
                         self._waiting.setdefault(slot, deque()).append(url)
                         self._waiting_count += 1
                         continue
@@ -124,12 +137,16 @@ class CrawlDriver:
                     self.pending[task] = (self._order, url)
                     self._order += 1
                 if not self.pending:
+                    if self._waiting_count and not self.stopping and self._may_start():
+                        continue  # a waiting selection starts now, ready or not: nothing else is in flight
                     break
-                done, _ = await asyncio.wait(self.pending, return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait(self.pending, timeout=due, return_when=asyncio.FIRST_COMPLETED)
                 for task in sorted(done, key=lambda t: self.pending[t][0]):
                     _, url = self.pending.pop(task)
                     if self._slot is not None:
-                        self._busy[self._slot(url)] -= 1
+                        slot = self._slot(url)
+                        self._busy[slot] -= 1
+                        self._due.pop(slot, None)
                     if task.cancelled():
                         continue
                     page, fetch_s, result = task.result()
@@ -147,17 +164,52 @@ class CrawlDriver:
             self._waiting.clear()
             self._waiting_count = 0
             self._busy.clear()
+            self._due.clear()
 
-    def _ready_waiting(self) -> str | None:
-        """The first-waiting URL of the first slot (in the order slots began waiting) that has room now, if any."""
+    def _waiting_full(self) -> bool:
+        """Whether the driver asks for no more selections until some waiting ones start: ``4 * concurrency`` of
+        them queue behind another of their slot's (a host the policy keeps choosing holds no more), and
+        ``16 * concurrency`` wait in all (each the first of its slot: hosts the policy spreads over; about
+        ``concurrency`` x delay / response time are needed to keep every fetch busy without undercutting a delay)."""
+        queued = self._waiting_count - len(self._waiting)
+        return queued >= 4 * self.concurrency or self._waiting_count >= 16 * self.concurrency
+
+    def _must_wait(self, url: str, slot: str) -> bool:
+        """Whether ``url`` waits in the driver for its host's politeness, other fetches being in flight."""
+        if self._ready_in is None or not self.pending:
+            return False
+        self._prepare(url)
+        return self._ready_in(slot) > 0
+
+    def _ready_waiting(self) -> tuple[str | None, float | None]:
+        """The first-waiting URL of the first slot (in the order slots began waiting) that has room and whose
+        politeness lets it start now (with nothing in flight: room is enough), if any; and otherwise the seconds
+        until the first of those with room is due (None: none, or a fetcher that does not say)."""
+        check = self._ready_in is not None and bool(self.pending)
+        now = time.monotonic() if check else 0.0
+        due = None
         for slot, urls in self._waiting.items():
-            if self._busy[slot] < self._capacity:
-                url = urls.popleft()
-                if not urls:
-                    del self._waiting[slot]
-                self._waiting_count -= 1
-                return url
-        return None
+            if self._busy[slot] >= self._capacity:
+                continue
+            if check:
+                # A slot's schedule only moves later until its own fetch ends (which forgets this): the fetcher is
+                # asked again once the time it gave has passed, not at every start, over hundreds of waiting slots.
+                not_before = self._due.get(slot)
+                if not_before is None or not_before <= now:
+                    wait = self._ready_in(slot)
+                    not_before = now + wait
+                    if wait > 0:
+                        self._due[slot] = not_before
+                if not_before > now:
+                    due = not_before - now if due is None else min(due, not_before - now)
+                    continue
+            url = urls.popleft()
+            if not urls:
+                del self._waiting[slot]
+            self._waiting_count -= 1
+            self._due.pop(slot, None)
+            return url, None
+        return None, due
 
     async def _fetch(self, url: str) -> tuple[Page, float, object]:
         started = time.perf_counter()

@@ -213,6 +213,7 @@ class HttpFetcher:
         )
         self.robots = RobotsCache(self._fetch_robots, ttl=config.robots_ttl, error_ttl=config.robots_error_ttl)
         self._hosts: dict[str, _HostState] = {}
+        self._preparing: dict[str, asyncio.Task] = {}  # slot -> the robots.txt fetch ``prepare`` started for it
         self._global = asyncio.Semaphore(config.max_concurrency)
         self._session: aiohttp.ClientSession | None = None
         self.requests = 0
@@ -241,6 +242,12 @@ class HttpFetcher:
         return self._session
 
     async def aclose(self) -> None:
+        preparing = list(self._preparing.values())
+        for task in preparing:
+            task.cancel()
+        if preparing:
+            await asyncio.gather(*preparing, return_exceptions=True)
+        self._preparing.clear()
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -364,6 +371,36 @@ class HttpFetcher:
         """Requests a slot serves at once (a crawl driver gives it no more)."""
         return self.config.per_host_concurrency
 
+    def prepare(self, url: str) -> None:
+        """Start fetching ``url``'s robots.txt in the background if it is not known yet, so that a crawl driver
+        need not hold one of its fetches in flight through that request and the delay after it. The request
+        keeps the host's schedule like any other; ``fetch`` later finds the rules (or waits for the same load)."""
+        if not self.config.obey_robots or self.robots.known(url) or self.refusal(url) is not None:
+            return
+        slot = self.slot(url)
+        if slot in self._preparing:
+            return  # its robots.txt (or its other scheme's) is on its way
+        task = asyncio.get_running_loop().create_task(self._prefetch_robots(url))
+        self._preparing[slot] = task
+        task.add_done_callback(lambda _: self._preparing.pop(slot, None))
+
+    async def _prefetch_robots(self, url: str) -> None:
+        if await self._address_refusal(url) is not None:
+            return  # fetch will refuse the URL without asking anyone
+        try:
+            await self.robots.rules(url)
+        except Exception:  # noqa: BLE001 - fetch asks again and treats a failure as it always does
+            pass
+
+    def ready_in(self, slot: str) -> float:
+        """Seconds until politeness lets a request in ``slot`` (``slot(url)``) start, 0 if it could start now;
+        while a robots.txt of the slot is being fetched (``prepare``), at least the delay that follows it. A crawl
+        driver starts the fetches that can send at once before those that would wait inside ``fetch``."""
+        wait = self._slot_ready_in(slot)
+        if slot in self._preparing:
+            wait = max(wait, self.config.min_delay)
+        return wait
+
     async def _request(self, url: str, max_bytes: int, *, html_only: bool) -> _Response:
         host = self.slot(url)
         refused = await self._address_refusal(url)  # before taking a politeness slot
@@ -472,7 +509,10 @@ class HttpFetcher:
     # -- politeness --------------------------------------------------------------------------------
     def _host_ready_in(self, url: str) -> float:
         """Seconds until politeness lets a request to ``url``'s host start (0 if it could start now)."""
-        state = self._hosts.get(self.slot(url))
+        return self._slot_ready_in(self.slot(url))
+
+    def _slot_ready_in(self, slot: str) -> float:
+        state = self._hosts.get(slot)
         if state is None:
             return 0.0
         wait = max(0.0, self._ready_at(state) - time.monotonic())

@@ -80,6 +80,11 @@ class RobotsCache:
         self._pending: dict[str, asyncio.Future] = {}
         self.fetches = 0
 
+    def known(self, url: str) -> bool:
+        """Whether ``url``'s site has unexpired rules here (``rules`` would answer without a request)."""
+        cached = self._rules.get(site_key(url))
+        return cached is not None and cached.expires > time.monotonic()
+
     async def rules(self, url: str) -> RobotsRules:
         key = site_key(url)
         cached = self._rules.get(key)
