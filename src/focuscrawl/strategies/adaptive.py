@@ -49,6 +49,11 @@ whose evidence changed; the whole frontier is re-predicted (new weights, new lin
 records) every ``rerank_every`` selections, and more rarely on large frontiers, one numpy pass each. An
 exploring step reads one evidence column of the frontier, or of a uniform sample of ``EXPLORE_SAMPLE`` URLs
 on larger frontiers. Below 20,000 frontier URLs none of this spacing or sampling applies.
+
+Memory. Each URL's evidence stays in RAM, in rows of numbers (the graph's, OWN, the ranking's prediction:
+about 180 bytes a URL); its string and hashed words, written once and read when it is selected or the link
+model re-scores the frontier, move to disk past ``spill_after`` URLs (``frontier.spill``), exactly, so that
+the threshold changes the process's size and never the crawl.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """The crawled graph G' of Gouriten et al. (Sec. 4): crawled nodes, their known out-edges, the frontier.
 
-Nodes are URLs given dense integer ids on first sight, so that every per-node quantity (state, beta,
-neighbourhood features, depth) is a numpy array indexed by id and estimators can score any set of nodes
-in one vectorised expression. Arrays grow by doubling; estimators that keep their own per-node arrays
-register them with ``track`` so that they grow together.
+Nodes are URLs given dense integer ids on first sight, so that every per-node quantity (state, neighbourhood
+sums, depth) is a numpy array indexed by id and estimators can score any set of nodes in one vectorised
+expression. Arrays grow by doubling; estimators that keep their own per-node arrays register them with
+``track`` so that they grow together. Only what is read for every frontier node is a row per node; what only
+crawled nodes have (beta, S(u), children) is kept for them alone, and URL strings spill to disk
+(``CrawlGraph``'s docstring has the bytes).
 
 The first-level features of a frontier node v (Sec. 7.2, Estimator 4) are kept as running sums over its
 parents P(v), updated only when a new parent of v is crawled, so a step costs O(outdegree):
@@ -61,6 +63,9 @@ class UrlIndex:
         if i is None:
             raise KeyError(url)
         return i
+
+    def __iter__(self):
+        raise TypeError("a UrlIndex holds fingerprints, not URLs: iterate the graph's urls instead")
 
     def __contains__(self, url: str) -> bool:
         return self.get(url) is not None
