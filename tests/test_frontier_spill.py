@@ -20,7 +20,7 @@ import pytest
 from focuscrawl.builder import Classifiers, build_crawl
 from focuscrawl.config import RunSettings
 from focuscrawl.strategies.frontier.graph import UrlIndex
-from focuscrawl.strategies.frontier.spill import UrlColumn, WordColumn
+from focuscrawl.strategies.frontier.spill import ParentColumn, UrlColumn, WordColumn
 from focuscrawl.web import embedded_web_dir
 from focuscrawl.web.store import OfflineWeb
 
@@ -76,6 +76,26 @@ def test_spilled_columns_read_back_what_was_written(threshold):
         assert len(seen) == len(rows) and all(np.array_equal(a, w) for a, (_, w) in zip(seen, rows))
     with pytest.raises(ValueError, match="id order"):
         words.append([len(rows) + 1], [np.zeros(1, np.int32)])
+
+
+@pytest.mark.parametrize("threshold", [0, 7, 10**6])
+def test_parent_edges_read_back_in_the_order_they_were_added(threshold):
+    rng = np.random.default_rng(1)
+    head = np.zeros(50, np.int32)
+    column, expected = ParentColumn(threshold, capacity=4), {v: [] for v in range(50)}
+    for u in range(60):
+        kids = rng.integers(0, 50, int(rng.integers(0, 9))).tolist()  # repeats are edges too
+        alphas = rng.uniform(size=len(kids))
+        column.add(head, u, kids, alphas)
+        column.spill_if_due()
+        for v, a in zip(kids, alphas.tolist()):
+            expected[v].append((u, a))
+    assert (column.base > 0) == (threshold < 200)
+    restored = pickle.loads(pickle.dumps(column))
+    for copy in (column, restored):
+        for v, edges in expected.items():
+            parents, alphas = copy.of(head, v)
+            assert list(zip(parents, alphas)) == edges  # float64 for float64
 
 
 def _engine(topic, spill_after: int | None, budget: int = 200):

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from focuscrawl.strategies.frontier.spill import SPILL_AFTER, UrlColumn
+from focuscrawl.strategies.frontier.spill import SPILL_AFTER, ParentColumn, UrlColumn
 from focuscrawl.types import Link
 from focuscrawl.urls import normalize_url
 
@@ -127,52 +127,11 @@ class UrlIndex:
         self._place(keys, values)
 
 
-class ParentEdges:
-    """Each node's crawled parents u and alpha(u, v), in the order they were crawled: one list per node, linked
-    through flat arrays (20 bytes an edge with the node's head, against some 150 for two Python lists)."""
-
-    def __init__(self, capacity: int = 1024):
-        self.source = np.zeros(capacity, np.int32)
-        self.alpha = np.zeros(capacity)
-        self.older = np.zeros(capacity, np.int32)  # 1 + the node's previous edge, 0 for none
-        self.count = 0
-
-    def add(self, head: np.ndarray, u: int, kids: list[int], alphas: list[float]) -> None:
-        """``u`` is a new parent of each of ``kids`` (repeats allowed: each is an edge); ``head`` is the graph's
-        per-node array of 1 + the node's latest edge."""
-        need = self.count + len(kids)
-        if need > len(self.source):
-            new = len(self.source)
-            while new < need:
-                new *= 2
-            for name in ("source", "alpha", "older"):
-                old = getattr(self, name)
-                grown = np.zeros(new, old.dtype)  # zeros: pages not written yet take no memory
-                grown[:self.count] = old[:self.count]
-                setattr(self, name, grown)
-        e = self.count
-        self.source[e:need] = u
-        self.alpha[e:need] = alphas
-        for v in kids:
-            self.older[e] = head[v]
-            head[v] = e + 1
-            e += 1
-        self.count = need
-
-    def of(self, head: np.ndarray, v: int) -> tuple[list[int], list[float]]:
-        parents, alphas = [], []
-        e = int(head[v])
-        while e:
-            parents.append(self.source.item(e - 1))
-            alphas.append(self.alpha.item(e - 1))
-            e = self.older.item(e - 1)
-        return parents[::-1], alphas[::-1]
-
-
 class CrawlGraph:
-    """Per node: state, beta, depth, the first- and second-level sums (float64: exact running sums), frontier
-    position and host, 81 bytes; the id index 20 more, each parent edge 20 and each child edge 4; the URL string
-    stays in RAM only until ``spill_after`` newer ones have come (``spill.UrlColumn``). ``features_of`` smooths
+    """Per node: state, the first- and second-level sums (float64: exact running sums), host, frontier position,
+    the head of its parent list and (``depth``) its depth: 73 to 77 bytes; the id index about 20 more. Per crawled
+    node: beta, S(u) and its children (4 bytes a child). A node's parent edges and its URL string stay in RAM only
+    until ``spill_after`` newer ones have come (``spill.ParentColumn``, ``spill.UrlColumn``). ``features_of`` smooths
     the sums when they are read, which the same ``log1p`` over the same values makes the same numbers as smoothing
     them when they change. Arrays are allocated zeroed (pages not yet written take no memory) and grow by
     doubling; rows a tracked array fills with something else than 0 are filled as their ids are made."""
@@ -195,7 +154,7 @@ class CrawlGraph:
         for name, dtype, columns in self._rows():
             setattr(self, name, np.zeros((capacity, columns) if columns else capacity, dtype))
         self.n_front = 0
-        self.parents = ParentEdges()
+        self.parents = ParentColumn(spill_after)
         self.child_sums: dict[int, np.ndarray] = {}  # S(u), for crawled u
         self.children: dict[int, np.ndarray] = {}  # each crawled node's known out-edges' targets
         self._edge_src: list[np.ndarray] = []
@@ -344,6 +303,7 @@ class CrawlGraph:
         changed = [open_kids]
         if self.edges:
             self.parents.add(self._parent_head, w, open_kids.tolist(), alpha)
+            self.parents.spill_if_due()
             all_kids = np.concatenate([open_kids, crawled_kids])
             self.children[w] = all_kids.astype(np.int32)
             if self.degrees:

@@ -181,3 +181,94 @@ class WordColumn:
         self.end = len(words)
         self.starts = (np.cumsum(lengths) - lengths).tolist()
         self.spill_if_due()
+
+
+class ParentColumn:
+    """Each node's crawled parents u and alpha(u, v), in the order they were added, read when the node itself is
+    crawled. Recent edges stay in RAM, linked per node through flat arrays (``head``, the graph's per-node array,
+    holds 1 + the node's latest edge); past ``threshold`` of them they move to SQLite, clustered by node, so a
+    node's spilled parents are one indexed range read. Alpha is stored as SQLite's REAL, the same float64."""
+
+    def __init__(self, threshold: int = SPILL_AFTER, capacity: int = 1024):
+        self.threshold = threshold
+        self.base = 0  # edges numbered below this are on disk
+        self.count = 0  # edges in RAM, numbered base, base + 1, ...
+        self.source = np.zeros(capacity, np.int32)
+        self.target = np.zeros(capacity, np.int32)
+        self.alpha = np.zeros(capacity)
+        self.older = np.zeros(capacity, np.int64)  # 1 + the number of the node's previous edge, 0 for none
+        self._db: sqlite3.Connection | None = None
+
+    def add(self, head: np.ndarray, u: int, kids: list[int], alphas) -> None:
+        """``u`` is a new parent of each of ``kids`` (repeats allowed: each is an edge)."""
+        need = self.count + len(kids)
+        if need > len(self.source):
+            new = len(self.source)
+            while new < need:
+                new *= 2
+            for name in ("source", "target", "alpha", "older"):
+                old = getattr(self, name)
+                grown = np.zeros(new, old.dtype)
+                grown[:self.count] = old[:self.count]
+                setattr(self, name, grown)
+        k = self.count
+        self.source[k:need] = u
+        self.target[k:need] = kids
+        self.alpha[k:need] = alphas
+        e = self.base + k
+        for v in kids:
+            self.older[k] = head[v]
+            head[v] = e + 1
+            e += 1
+            k += 1
+        self.count = need
+
+    def of(self, head: np.ndarray, v: int) -> tuple[list[int], list[float]]:
+        parents, alphas = [], []
+        e = int(head[v])
+        while e > self.base:  # the RAM part, newest first
+            k = e - 1 - self.base
+            parents.append(self.source.item(k))
+            alphas.append(self.alpha.item(k))
+            e = self.older.item(k)
+        parents.reverse()
+        alphas.reverse()
+        if e and self._db is not None:  # older edges are on disk
+            rows = self._db.execute("SELECT src, alpha FROM edges WHERE dst = ? ORDER BY seq", (int(v),)).fetchall()
+            parents[:0] = [r[0] for r in rows]
+            alphas[:0] = [r[1] for r in rows]
+        return parents, alphas
+
+    def spill_if_due(self) -> None:
+        if self.count <= self.threshold:
+            return
+        n = self.count
+        self._write(self.target[:n], np.arange(self.base, self.base + n), self.source[:n], self.alpha[:n])
+        self.base += n
+        self.count = 0
+        self.source, self.target = np.zeros(1024, np.int32), np.zeros(1024, np.int32)
+        self.alpha, self.older = np.zeros(1024), np.zeros(1024, np.int64)
+
+    def _write(self, target, seq, source, alpha) -> None:
+        if self._db is None:
+            self._db = sqlite3.connect("", check_same_thread=False)
+            self._db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-2048;"
+                                   "CREATE TABLE edges (dst INTEGER, seq INTEGER, src INTEGER, alpha REAL,"
+                                   " PRIMARY KEY (dst, seq)) WITHOUT ROWID")
+        with self._db:
+            self._db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?)",
+                                 zip(target.tolist(), seq.tolist(), source.tolist(), alpha.tolist()))
+
+    def __getstate__(self) -> dict:
+        state = {k: v for k, v in self.__dict__.items() if k != "_db"}
+        rows = self._db.execute("SELECT dst, seq, src, alpha FROM edges").fetchall() if self._db is not None else []
+        state["disk"] = [np.array([r[c] for r in rows], dtype) for c, dtype in
+                         enumerate((np.int64, np.int64, np.int64, np.float64))]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        disk = state.pop("disk")
+        self.__dict__.update(state)
+        self._db = None
+        if len(disk[0]):
+            self._write(*disk)
