@@ -51,8 +51,9 @@ exploring step reads one evidence column of the frontier, or of a uniform sample
 on larger frontiers. Below 20,000 frontier URLs none of this spacing or sampling applies.
 
 Memory. Each URL's evidence stays in RAM, in rows of numbers (the graph's, OWN, the ranking's prediction:
-about 180 bytes a URL); its string and hashed words, written once and read when it is selected or the link
-model re-scores the frontier, move to disk past ``spill_after`` URLs (``frontier.spill``), exactly, so that
+about 160 bytes a URL); its string, hashed words and parent edges, written once and read when it is selected,
+fetched or the link model re-scores the frontier, move to disk past ``spill_after`` URLs (``frontier.spill``),
+exactly, so that
 the threshold changes the process's size and never the crawl.
 """
 
