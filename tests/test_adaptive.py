@@ -108,7 +108,9 @@ def _explore_on(frontier_size: int, sample: int, monkeypatch) -> tuple[list[str]
     rng = np.random.default_rng(7)
     frontier = policy.graph.frontier()
     policy.own[frontier] = rng.uniform(size=(frontier_size, len(OWN)))
-    policy.graph.features[frontier] = rng.uniform(size=(frontier_size, policy.graph.features.shape[1]))
+    policy.graph.fl[frontier] = rng.uniform(size=(frontier_size, 4))  # the graph's evidence is log(1 + these)
+    policy.graph.fl[frontier, 0] = rng.integers(1, 50, size=frontier_size)  # a count of crawled parents
+    policy.graph.sl[frontier] = rng.uniform(size=(frontier_size, 3))
     urls, gaps = [], []
     for _ in range(5):
         frontier = policy.graph.frontier().copy()

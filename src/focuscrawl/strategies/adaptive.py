@@ -49,6 +49,12 @@ whose evidence changed; the whole frontier is re-predicted (new weights, new lin
 records) every ``rerank_every`` selections, and more rarely on large frontiers, one numpy pass each. An
 exploring step reads one evidence column of the frontier, or of a uniform sample of ``EXPLORE_SAMPLE`` URLs
 on larger frontiers. Below 20,000 frontier URLs none of this spacing or sampling applies.
+
+Memory. Each URL's evidence stays in RAM, in rows of numbers (the graph's, OWN, the ranking's prediction:
+about 160 bytes a URL); its string, hashed words and parent edges, written once and read when it is selected,
+fetched or the link model re-scores the frontier, move to disk past ``spill_after`` URLs (``frontier.spill``),
+exactly, so that
+the threshold changes the process's size and never the crawl.
 """
 
 from __future__ import annotations
@@ -64,6 +70,7 @@ from focuscrawl.policy import Count, CrawlContext, Fraction, Policy, PositiveFlo
 from focuscrawl.strategies.frontier.graph import FEATURES, FRONTIER, CrawlGraph
 from focuscrawl.strategies.frontier.link_context import anchor_windows
 from focuscrawl.strategies.frontier.ranking import Ranking
+from focuscrawl.strategies.frontier.spill import SPILL_AFTER, WordColumn
 from focuscrawl.strategies.registry import StrategySpec, register
 from focuscrawl.topic.similarity import TopicSimilarity
 from focuscrawl.topic.text import terms, url_text
@@ -152,7 +159,8 @@ class AdaptivePolicy(ShardAware, Policy):
                  site_prior: PositiveFloat = 2.0, window: Annotated[int, Field(ge=0)] = WINDOW,
                  forget: Annotated[float, Field(gt=0, le=1)] = 0.995, gamma: Fraction = 0.0,
                  learn_exploration: bool = False,
-                 submodels: tuple[tuple[str, ...], ...] = ()):
+                 submodels: tuple[tuple[str, ...], ...] = (),
+                 spill_after: Annotated[int, Field(ge=0)] = SPILL_AFTER):
         # Defaults chosen on the development suite's tuning half (docs/benchmark.md, "How defaults are chosen"):
         # no evidence trusted a priori (a best-first prior did worse on all 8 tuning rows), old samples forgotten
         # slowly, one selection in ten following a single piece of evidence, 100-character link contexts.
@@ -164,6 +172,9 @@ class AdaptivePolicy(ShardAware, Policy):
         self.explore, self.prior_strength, self.site_prior = explore, prior_strength, site_prior
         self.rerank_every, self.keep, self.window, self.forget, self.gamma = rerank_every, keep, window, forget, gamma
         self.learn_exploration = learn_exploration
+        # URL strings and hashed words held in RAM before they move to a scratch store on disk (frontier.spill):
+        # exact, so it changes memory, never the crawl
+        self.spill_after = spill_after
         for names in submodels:
             if set(names) - set(EVIDENCE):
                 raise ValueError(f"a submodel names unknown evidence; known: {', '.join(EVIDENCE)}")
@@ -184,15 +195,9 @@ class AdaptivePolicy(ShardAware, Policy):
         self.active = 0  # 0: the full model; k: submodel k - 1
         self.link_model = OnlineLogistic()
         self._pooled: dict[str, np.ndarray] | None = None  # the last pooling across shards (load_parameters)
-        self.graph = CrawlGraph(second_level=True)
-        self.own = np.zeros((self.graph.capacity, len(OWN)))  # columns OWN, one row per known URL
-        self.host = np.zeros(self.graph.capacity, dtype=np.int64)
-        self.words_at = np.zeros((self.graph.capacity, 2), dtype=np.int64)  # (start, length) in words_pool
-        self.words_pool = np.zeros(1 << 16, dtype=np.int32)
-        self.words_owner = np.zeros(1 << 16, dtype=np.int64)  # the URL of each word in words_pool
-        self.words_end = 0
-        self.host_ids: dict[str, int] = {}
-        self.host_names: list[str] = []
+        self.graph = CrawlGraph(second_level=True, depth=False, spill_after=self.spill_after)
+        self.graph.track(self, "own", columns=len(OWN))  # columns OWN, one row per known URL
+        self.words = WordColumn(self.spill_after)  # each URL's hashed words, for the link model
         self.host_fetched = np.zeros(64)
         self.host_relevant = np.zeros(64)
         self.host_ok = np.zeros(64)
@@ -206,10 +211,10 @@ class AdaptivePolicy(ShardAware, Policy):
         self.explored_relevance = np.zeros(len(EVIDENCE))
         self.exploring: dict[str, int] = {}  # URL -> the column an exploring step followed to it
         hosts = [domain_of(u) for u in context.seeds]
-        seeds, _ = self.graph.intern(context.seeds, hosts)
-        self.graph.depth[seeds] = 0
-        self._first_seen(seeds.tolist(), hosts, [hashed_words(url, "") for url in context.seeds],
-                         [SEED_EVIDENCE] * len(seeds))
+        seeds, new = self.graph.intern(context.seeds, hosts)
+        first = np.flatnonzero(new).tolist()  # a seed listed twice is one URL
+        self._first_seen(seeds[first].tolist(), [hosts[k] for k in first],
+                         [hashed_words(context.seeds[k], "") for k in first], [SEED_EVIDENCE] * len(first))
         self.ranking.update(seeds)
 
     def __setstate__(self, state: dict) -> None:
@@ -219,6 +224,8 @@ class AdaptivePolicy(ShardAware, Policy):
                              explored_relevance=np.zeros(len(EVIDENCE)), exploring={}, _pooled=None,
                              others_fetched=0)
         self.__dict__.update(state)
+        if "words" not in state:
+            raise ValueError("an adaptive checkpoint from before its words were kept in frontier.spill")
         if len(self.model.w) != len(EVIDENCE) + 1:  # resume then replays the whole log with this version's evidence
             raise ValueError(f"an adaptive checkpoint with {len(self.model.w) - 1} pieces of evidence; this version "
                              f"has {len(EVIDENCE)}")
@@ -230,39 +237,32 @@ class AdaptivePolicy(ShardAware, Policy):
         ``own``, their OWN columns. One call per page (numpy's per-call cost is most of the work per URL)."""
         if not ids:
             return
-        if max(ids) >= len(self.own):
-            grow = max(self.graph.capacity, max(ids) + 1) - len(self.own)
-            self.own = np.concatenate([self.own, np.zeros((grow, len(OWN)))])
-            self.host = np.concatenate([self.host, np.zeros(grow, dtype=np.int64)])
-            self.words_at = np.concatenate([self.words_at, np.zeros((grow, 2), dtype=np.int64)])
         index = np.asarray(ids, dtype=np.int64)
         self.own[index] = own
-        self.host[index] = [self._host_id(host) for host in hosts]
-        lengths = np.array([len(w) for w in words], dtype=np.int64)
-        total = int(lengths.sum())
-        while self.words_end + total > len(self.words_pool):
-            self.words_pool = np.concatenate([self.words_pool, np.zeros_like(self.words_pool)])
-            self.words_owner = np.concatenate([self.words_owner, np.zeros_like(self.words_owner)])
-        end = self.words_end + total
-        self.words_pool[self.words_end:end] = np.concatenate(words)
-        self.words_owner[self.words_end:end] = np.repeat(index, lengths)
-        self.words_at[index, 0] = self.words_end + np.cumsum(lengths) - lengths
-        self.words_at[index, 1] = lengths
-        self.words_end = end
+        for host in hosts:
+            self._host_id(host)
+        self.words.append(ids, words)  # new ids come in order: the graph numbers URLs as it first sees them
+        self.words.spill_if_due()
 
     def _words(self, i: int) -> np.ndarray:
-        start, length = self.words_at[i]
-        return self.words_pool[start:start + length]
+        return self.words.get(i)
+
+    @property
+    def host(self) -> np.ndarray:
+        """Each URL's host, numbered by the graph."""
+        return self.graph.host
+
+    @property
+    def host_names(self) -> list[str]:
+        return self.graph.host_names
 
     def _host_id(self, host: str) -> int:
-        hid = self.host_ids.get(host)
-        if hid is None:
-            hid = self.host_ids[host] = len(self.host_ids)
-            self.host_names.append(host)
-            if hid == len(self.host_fetched):
-                grow = len(self.host_fetched)
-                self.host_fetched, self.host_relevant, self.host_ok = (
-                    np.concatenate([a, np.zeros(grow)]) for a in (self.host_fetched, self.host_relevant, self.host_ok))
+        """The graph's number for ``host`` (a host of a URL it knows), its fetch counts grown to hold it."""
+        hid = self.graph.host_ids[host]
+        if hid >= len(self.host_fetched):
+            grow = max(len(self.host_fetched), hid + 1 - len(self.host_fetched))
+            self.host_fetched, self.host_relevant, self.host_ok = (
+                np.concatenate([a, np.zeros(grow)]) for a in (self.host_fetched, self.host_relevant, self.host_ok))
         return hid
 
     def _host_evidence(self, hosts: np.ndarray, out: np.ndarray) -> None:
@@ -281,7 +281,7 @@ class AdaptivePolicy(ShardAware, Policy):
     def _column(self, ids: np.ndarray, column: int) -> np.ndarray:
         """One piece of evidence for each URL of ``ids``."""
         if column < len(GRAPH):
-            return self.graph.features[ids, column]
+            return self.graph.feature(ids, column)
         if column < len(GRAPH) + len(OWN):
             return self.own[ids, column - len(GRAPH)]
         host = np.empty((len(ids), len(HOST)))  # exploring reads one HOST column for the whole frontier
@@ -293,7 +293,7 @@ class AdaptivePolicy(ShardAware, Policy):
         (``take`` without bounds checks: ids are always known URLs), which halves a 1M-URL re-rank against
         stacking gathered copies; the values are the same."""
         x = np.empty((len(ids), len(EVIDENCE)))
-        np.take(self.graph.features, ids, axis=0, out=x[:, :len(GRAPH)], mode="clip")
+        self.graph.features_of(ids, out=x[:, :len(GRAPH)])
         np.take(self.own, ids, axis=0, out=x[:, len(GRAPH):len(GRAPH) + len(OWN)], mode="clip")
         self._host_evidence(np.take(self.host, ids, mode="clip"), x[:, len(GRAPH) + len(OWN):])
         return x
@@ -310,13 +310,16 @@ class AdaptivePolicy(ShardAware, Policy):
         return self._evidence(ids) @ w[:-1] + w[-1]
 
     def _refresh_link_model(self, ids: np.ndarray) -> None:
-        """The link model's current probability for every URL of ``ids``: one pass over the whole word pool
-        (summed per owner in pool order, so each URL's sum is the same as word by word), which is cheaper than
-        gathering the words of a large frontier URL by URL."""
-        end = self.words_end
-        weights = self.link_model.w[self.words_pool[:end]]
-        sums = np.bincount(self.words_owner[:end], weights=weights, minlength=len(self.words_at))[ids]
-        self.own[ids, OWN.index("links")] = 1.0 / (1.0 + np.exp(-(sums + self.link_model.bias)))
+        """The link model's current probability for every URL of ``ids``: one pass over all URLs' words, a chunk
+        of whole URLs at a time (read from disk for spilled ones), summed per URL in word order, so each URL's sum
+        is the same as word by word and whatever was spilled. Cheaper than gathering a large frontier's words URL
+        by URL."""
+        sums = np.zeros(len(self.words))
+        link_w = self.link_model.w
+        for first, lengths, words in self.words.chunks():
+            owners = np.repeat(np.arange(len(lengths)), lengths)
+            sums[first:first + len(lengths)] = np.bincount(owners, weights=link_w[words], minlength=len(lengths))
+        self.own[ids, OWN.index("links")] = 1.0 / (1.0 + np.exp(-(sums[ids] + self.link_model.bias)))
 
     def _rerank(self) -> None:
         self.since_rerank = 0

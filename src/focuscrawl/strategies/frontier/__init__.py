@@ -3,6 +3,8 @@
     graph         the crawled graph: URL ids, the frontier, Gouriten et al.'s neighbourhood sums
     ranking       the argmax of a score over the frontier, by a lazily invalidated heap
     link_context  the text around a link on its page
+    spill         per-URL data written once and rarely read (URL strings, hashed words), moved to disk
+                  past a threshold
 
 ``gouriten`` and ``adaptive`` build on all three. A family imports from here and from the layers below,
 never from another family (tests/test_layers.py). It stays inside the strategies layer rather than below it:

@@ -1,9 +1,11 @@
 """The crawled graph G' of Gouriten et al. (Sec. 4): crawled nodes, their known out-edges, the frontier.
 
-Nodes are URLs given dense integer ids on first sight, so that every per-node quantity (state, beta,
-neighbourhood features, depth) is a numpy array indexed by id and estimators can score any set of nodes
-in one vectorised expression. Arrays grow by doubling; estimators that keep their own per-node arrays
-register them with ``track`` so that they grow together.
+Nodes are URLs given dense integer ids on first sight, so that every per-node quantity (state, neighbourhood
+sums, depth) is a numpy array indexed by id and estimators can score any set of nodes in one vectorised
+expression. Arrays grow by doubling; estimators that keep their own per-node arrays register them with
+``track`` so that they grow together. Only what is read for every frontier node is a row per node; what only
+crawled nodes have (beta, S(u), children) is kept for them alone, and URL strings spill to disk
+(``CrawlGraph``'s docstring has the bytes).
 
 The first-level features of a frontier node v (Sec. 7.2, Estimator 4) are kept as running sums over its
 parents P(v), updated only when a new parent of v is crawled, so a step costs O(outdegree):
@@ -22,50 +24,166 @@ pages linking to it: what a selection's reason quotes (docs/interfaces.md, "Reas
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 
 import numpy as np
 
+from focuscrawl.strategies.frontier.spill import SPILL_AFTER, ParentColumn, UrlColumn
 from focuscrawl.types import Link
 from focuscrawl.urls import normalize_url
 
 UNSEEN, FRONTIER, TAKEN, CRAWLED, DROPPED = 0, 1, 2, 3, 4  # TAKEN: selected, not yet observed
 FAR = np.iinfo(np.int32).max
-FEATURES = ("fl-deg", "fl-n", "fl-e", "fl-ne", "sl-n", "sl-e", "sl-ne")  # the columns of ``features``, Sec. 7.2's names
+FEATURES = ("fl-deg", "fl-n", "fl-e", "fl-ne", "sl-n", "sl-e", "sl-ne")  # the columns of ``features_of``, Sec. 7.2's names
+
+
+def fingerprint(url: str) -> int:
+    """A URL's 64-bit fingerprint (BLAKE2b, so the same in every process), as a signed non-zero int64."""
+    value = int.from_bytes(hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little",
+                           signed=True)
+    return value or 1  # 0 marks an empty slot
+
+
+class UrlIndex:
+    """URL -> id by 64-bit fingerprint, in an open-addressing table of two numpy arrays (about 20 bytes a URL,
+    against some 100 for a dict of strings). Two URLs share a fingerprint with probability about n^2 / 2^65: one
+    in 370,000 for a crawl that meets 10 million URLs. The URL met second would then be taken for the first."""
+
+    def __init__(self, slots: int = 1 << 11):
+        self.keys = np.zeros(slots, np.int64)
+        self.values = np.zeros(slots, np.int32)
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, url: str) -> int:
+        i = self.get(url)
+        if i is None:
+            raise KeyError(url)
+        return i
+
+    def __iter__(self):
+        raise TypeError("a UrlIndex holds fingerprints, not URLs: iterate the graph's urls instead")
+
+    def __contains__(self, url: str) -> bool:
+        return self.get(url) is not None
+
+    def get(self, url: str, default: int | None = None) -> int | None:
+        fp = fingerprint(url)
+        keys, mask = self.keys, len(self.keys) - 1
+        slot = fp & mask
+        while True:
+            key = keys.item(slot)
+            if key == fp:
+                return self.values.item(slot)
+            if key == 0:
+                return default
+            slot = (slot + 1) & mask
+
+    def setdefault(self, url: str, i: int) -> int:
+        """The id of ``url``, recorded as ``i`` if it is not in the index yet."""
+        if 10 * (self.count + 1) > 7 * len(self.keys):
+            self._rehash(2 * len(self.keys))
+        fp = fingerprint(url)
+        keys, mask = self.keys, len(self.keys) - 1
+        slot = fp & mask
+        while True:
+            key = keys.item(slot)
+            if key == fp:
+                return self.values.item(slot)
+            if key == 0:
+                keys[slot] = fp
+                self.values[slot] = i
+                self.count += 1
+                return i
+            slot = (slot + 1) & mask
+
+    def _place(self, keys: np.ndarray, values: np.ndarray) -> None:
+        # Linear probing for a batch: each key takes its slot if free; those that lost it (to an older key or to a
+        # key of this batch) try the next slot.
+        table, mask = self.keys, len(self.keys) - 1
+        slots = keys & mask
+        pending = np.arange(len(keys))
+        while len(pending):
+            s = slots[pending]
+            free = table[s] == 0
+            candidates, cs = pending[free], s[free]
+            cs, first = np.unique(cs, return_index=True)
+            won = candidates[first]
+            table[cs] = keys[won]
+            self.values[cs] = values[won]
+            placed = np.zeros(len(keys), bool)
+            placed[won] = True
+            pending = pending[~placed[pending]]
+            slots[pending] = (slots[pending] + 1) & mask
+
+    def _rehash(self, slots: int) -> None:
+        used = np.flatnonzero(self.keys)
+        keys, values = self.keys[used], self.values[used]
+        self.keys = np.zeros(slots, np.int64)
+        self.values = np.zeros(slots, np.int32)
+        self._place(keys, values)
 
 
 class CrawlGraph:
-    def __init__(self, *, second_level: bool = False, edges: bool = False, capacity: int = 1024):
-        # ``edges``: remember parents/children lists and the edge list (sl_ features and nr need them).
+    """Per node: state, the first- and second-level sums (float64: exact running sums), host, frontier position,
+    the head of its parent list and (``depth``) its depth: 73 to 77 bytes; the id index about 20 more. Per crawled
+    node: beta, S(u) and its children (4 bytes a child). A node's parent edges and its URL string stay in RAM only
+    until ``spill_after`` newer ones have come (``spill.ParentColumn``, ``spill.UrlColumn``). ``features_of`` smooths
+    the sums when they are read, which the same ``log1p`` over the same values makes the same numbers as smoothing
+    them when they change. Arrays are allocated zeroed (pages not yet written take no memory) and grow by
+    doubling; rows a tracked array fills with something else than 0 are filled as their ids are made."""
+
+    def __init__(self, *, second_level: bool = False, edges: bool = False, depth: bool = True,
+                 capacity: int = 1024, spill_after: int = SPILL_AFTER):
+        # ``edges``: the degrees and the edge list too (nr needs them); parents and children are kept for either.
+        # ``depth``: each node's link distance from the seeds (bfs needs it).
         self.second_level = second_level
         self.edges = edges or second_level
+        self.degrees = edges
+        self.keeps_depth = depth
         self.capacity = capacity
-        self.ids: dict[str, int] = {}
-        self.urls: list[str] = []
+        self.ids = UrlIndex()
+        self.urls = UrlColumn(spill_after)
         self._tracked: list[tuple[object, str, float]] = []
-        self.state = np.zeros(capacity, np.int8)
-        self.beta = np.zeros(capacity)
-        self.depth = np.full(capacity, FAR, np.int64)
-        self.fl = np.zeros((capacity, 4))
-        self.sl = np.zeros((capacity, 3))
-        self.features = np.zeros((capacity, 7))  # log(1 + [fl, sl]): what estimators read (Sec. 7.2)
-        self.child_sums = np.zeros((capacity, 3))  # S(u) for crawled u
-        self.indegree = np.zeros(capacity)  # known in-edges (from crawled nodes), crawled targets included
-        self.outdegree = np.zeros(capacity)  # known out-edges of crawled nodes to tracked nodes
-        self._front = np.zeros(capacity, np.int64)  # frontier ids, swap-remove for O(1) removal/sampling
-        self._pos = np.full(capacity, -1, np.int64)
+        self.host_ids: dict[str, int] = {}
+        self.host_names: list[str] = []
+        self.beta: dict[int, float] = {}  # each crawled node's score
+        for name, dtype, columns in self._rows():
+            setattr(self, name, np.zeros((capacity, columns) if columns else capacity, dtype))
         self.n_front = 0
-        self.parents: list[list[int]] = []
-        self.parent_alpha: list[list[float]] = []
-        self.children: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.parents = ParentColumn(spill_after)
+        self.child_sums: dict[int, np.ndarray] = {}  # S(u), for crawled u
+        self.children: dict[int, np.ndarray] = {}  # each crawled node's known out-edges' targets
         self._edge_src: list[np.ndarray] = []
         self._edge_dst: list[np.ndarray] = []
-        self.by_host: dict[str, list[int]] = {}
+
+    def _rows(self) -> list[tuple[str, type, int]]:
+        """The graph's own per-node arrays: name, dtype, columns (0: one)."""
+        rows = [("state", np.int8, 0), ("fl", np.float64, 4), ("sl", np.float64, 3), ("host", np.int32, 0),
+                ("_front", np.int32, 0), ("_pos", np.int32, 0)]
+        if self.keeps_depth:
+            rows.append(("depth", np.int32, 0))
+        if self.edges:
+            rows.append(("_parent_head", np.int32, 0))
+        if self.degrees:
+            # known in-edges (from crawled nodes), crawled targets included; out-edges of crawled nodes
+            rows += [("indegree", np.float64, 0), ("outdegree", np.float64, 0)]
+        return rows
+
+    def __setstate__(self, state: dict) -> None:
+        if not isinstance(state.get("ids"), UrlIndex):  # resume then replays the whole log
+            raise ValueError("a checkpoint of the crawled graph from before its compact layout")
+        self.__dict__.update(state)
 
     # -- ids and growth ------------------------------------------------------------------------
-    def track(self, owner: object, attribute: str, fill: float = 0.0) -> None:
-        """Grow ``owner.attribute`` (a per-node numpy array) with the graph; allocate it now."""
-        setattr(owner, attribute, np.full(self.capacity, fill))
+    def track(self, owner: object, attribute: str, fill: float = 0.0, *, columns: int = 0,
+              dtype: type = np.float64) -> None:
+        """Grow ``owner.attribute`` (a per-node numpy array, ``columns`` wide if not 0) with the graph; allocate
+        it now. Rows of ids not made yet are 0; each new id's row is set to ``fill``."""
+        setattr(owner, attribute, np.zeros((self.capacity, columns) if columns else self.capacity, dtype))
         self._tracked.append((owner, attribute, fill))
 
     def _grow(self, needed: int) -> None:
@@ -73,40 +191,46 @@ class CrawlGraph:
         while new < needed:
             new *= 2
 
-        def grown(array: np.ndarray, fill) -> np.ndarray:
-            out = np.full((new,) + array.shape[1:], fill, dtype=array.dtype)
+        def grown(array: np.ndarray) -> np.ndarray:
+            out = np.zeros((new,) + array.shape[1:], dtype=array.dtype)
             out[: self.capacity] = array
             return out
 
-        for name, fill in (("state", UNSEEN), ("beta", 0.0), ("depth", FAR), ("fl", 0.0), ("sl", 0.0),
-                           ("features", 0.0),
-                           ("child_sums", 0.0), ("indegree", 0.0), ("outdegree", 0.0), ("_front", 0),
-                           ("_pos", -1)):
-            setattr(self, name, grown(getattr(self, name), fill))
-        for owner, attribute, fill in self._tracked:
-            setattr(owner, attribute, grown(getattr(owner, attribute), fill))
+        for name, _, _ in self._rows():
+            setattr(self, name, grown(getattr(self, name)))
+        for owner, attribute, _ in self._tracked:
+            setattr(owner, attribute, grown(getattr(owner, attribute)))
         self.capacity = new
 
     def intern(self, urls: Iterable[str], hosts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
         """Ids of ``urls`` (created as FRONTIER when unseen) and the mask of those that were new."""
-        ids, new = [], []
+        ids, new, made = [], [], []
+        index, column = self.ids, self.urls
         for url, host in zip(urls, hosts):
-            i = self.ids.get(url)
-            if i is None:
-                i = len(self.urls)
-                self.ids[url] = i
-                self.urls.append(url)
+            i = index.setdefault(url, len(column))
+            if i == len(column):
+                column.append(url)
                 if i >= self.capacity:
                     self._grow(i + 1)
-                if self.edges:
-                    self.parents.append([])
-                    self.parent_alpha.append([])
                 self._enter_frontier(i)
-                self.by_host.setdefault(host, []).append(i)
+                hid = self.host_ids.get(host)
+                if hid is None:
+                    hid = self.host_ids[host] = len(self.host_ids)
+                    self.host_names.append(host)
+                self.host[i] = hid
+                made.append(i)
                 new.append(True)
             else:
                 new.append(False)
             ids.append(i)
+        if made:
+            made_ids = np.asarray(made, np.int64)
+            if self.keeps_depth:
+                self.depth[made_ids] = FAR
+            for owner, attribute, fill in self._tracked:
+                if fill != 0:
+                    getattr(owner, attribute)[made_ids] = fill
+            column.spill_if_due()
         return np.asarray(ids, np.int64), np.asarray(new, bool)
 
     # -- the frontier --------------------------------------------------------------------------
@@ -136,7 +260,7 @@ class CrawlGraph:
         engine handed over, which leave out crawled pages): the second-level sums need them too."""
         known = set(kids.tolist())
         ids, anchors = [], []
-        w = self.ids[url]
+        w = self.ids.get(url)
         for link in outlinks:
             # Offline webs store normalised URLs: try the raw URL first, normalise only on a miss.
             i = self.ids.get(link.url)
@@ -151,9 +275,14 @@ class CrawlGraph:
         return np.asarray(ids, np.int64), anchors
 
     def drop_host(self, host: str) -> None:
-        for i in self.by_host.pop(host, ()):
-            if self.state[i] == FRONTIER:
-                self._leave_frontier(i, DROPPED)
+        """Every frontier URL of ``host`` leaves the frontier, in the order the URLs were first seen. A scan of the
+        frontier (rather than a list of ids per host, about 36 bytes a URL): hosts are capped rarely."""
+        hid = self.host_ids.get(host)
+        if hid is None:
+            return
+        front = self.frontier()
+        for i in np.sort(front[self.host[front] == hid]).tolist():
+            self._leave_frontier(i, DROPPED)
 
     # -- crawling a node -----------------------------------------------------------------------
     def crawl(self, w: int, beta_w: float, kids: np.ndarray, alpha: np.ndarray,
@@ -162,54 +291,78 @@ class CrawlGraph:
         already ``crawled_kids``. Returns the frontier ids whose features changed."""
         self._leave_frontier(w, CRAWLED)
         self.beta[w] = beta_w
-        if self.depth[w] == FAR:
-            self.depth[w] = 0
         open_kids = kids[self.state[kids] != CRAWLED]
         alpha = alpha[self.state[kids] != CRAWLED]
         # First level: w is a new parent of each of its uncrawled children.
         self.fl[open_kids] += np.column_stack([np.ones(len(open_kids)), np.full(len(open_kids), beta_w),
                                                alpha, beta_w * alpha])
-        self.depth[open_kids] = np.minimum(self.depth[open_kids], self.depth[w] + 1)
+        if self.keeps_depth:
+            if self.depth[w] == FAR:
+                self.depth[w] = 0
+            self.depth[open_kids] = np.minimum(self.depth[open_kids], self.depth[w] + 1)
         changed = [open_kids]
         if self.edges:
-            self.indegree[open_kids] += 1
-            self.indegree[crawled_kids] += 1
-            self.outdegree[w] = len(open_kids) + len(crawled_kids)
-            for v, a in zip(open_kids.tolist(), alpha.tolist()):
-                self.parents[v].append(w)
-                self.parent_alpha[v].append(a)
+            self.parents.add(self._parent_head, w, open_kids.tolist(), alpha)
+            self.parents.spill_if_due()
             all_kids = np.concatenate([open_kids, crawled_kids])
-            self.children[w] = (all_kids, np.concatenate([alpha, crawled_alpha]))
-            self._edge_src.append(np.full(len(all_kids), w, np.int64))
-            self._edge_dst.append(all_kids)
+            self.children[w] = all_kids.astype(np.int32)
+            if self.degrees:
+                self.indegree[open_kids] += 1
+                self.indegree[crawled_kids] += 1
+                self.outdegree[w] = len(open_kids) + len(crawled_kids)
+                self._edge_src.append(np.full(len(all_kids), w, np.int64))
+                self._edge_dst.append(all_kids)
         if self.second_level:
             changed.extend(self._second_level(w, beta_w, open_kids, crawled_kids, crawled_alpha))
         out = np.unique(np.concatenate(changed)) if len(changed) > 1 else changed[0]
-        # Smooth once per change rather than once per read: a full re-rank then only gathers rows.
-        self.features[out, :4] = np.log1p(self.fl[out])
-        if self.second_level:
-            self.features[out, 4:] = np.log1p(self.sl[out])
         return out[self.state[out] == FRONTIER]
+
+    def betas(self, ids: np.ndarray) -> np.ndarray:
+        """beta of each of ``ids``, 0 for a node not crawled."""
+        beta = self.beta
+        if len(ids) <= len(beta):
+            return np.array([beta.get(i, 0.0) for i in ids.tolist()], dtype=np.float64)
+        dense = np.zeros(self.capacity)  # many ids (nr's whole graph): through a dense copy
+        dense[np.fromiter(beta.keys(), np.int64, len(beta))] = np.fromiter(beta.values(), np.float64, len(beta))
+        return dense[ids]
+
+    def parents_of(self, v: int) -> tuple[list[int], list[float]]:
+        """The crawled parents of ``v`` and alpha of each edge, in the order they were crawled (``edges`` only)."""
+        return self.parents.of(self._parent_head, v)
 
     def _second_level(self, w: int, beta_w: float, open_kids: np.ndarray, crawled_kids: np.ndarray,
                       crawled_alpha: np.ndarray) -> list[np.ndarray]:
         # w's own crawled children make S(w), which every uncrawled child of w now inherits.
-        b = self.beta[crawled_kids]
-        self.child_sums[w] = (b.sum(), crawled_alpha.sum(), (b * crawled_alpha).sum())
+        b = self.betas(crawled_kids)
+        self.child_sums[w] = np.array([b.sum(), crawled_alpha.sum(), (b * crawled_alpha).sum()])
         self.sl[open_kids] += self.child_sums[w]
         changed = []
         # w is now a crawled child of each of its parents u: S(u) grows, and so does sl of u's other kids.
-        for u, a in zip(self.parents[w], self.parent_alpha[w]):
+        for u, a in zip(*self.parents_of(w)):
             delta = np.array([beta_w, a, beta_w * a])
             self.child_sums[u] += delta
-            siblings = self.children[u][0]
+            siblings = self.children[u]
             siblings = siblings[(self.state[siblings] == FRONTIER) | (self.state[siblings] == TAKEN)]
             self.sl[siblings] += delta
             changed.append(siblings)
         return changed
 
+    def features_of(self, ids: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """log(1 + [fl, sl]) of each node of ``ids``, in FEATURES order: what estimators read (Sec. 7.2). Into
+        ``out`` (a len(ids) x 7 array, or view) if given."""
+        if out is None:
+            out = np.empty((len(ids), len(FEATURES)))
+        out[:, :4] = np.log1p(np.take(self.fl, ids, axis=0, mode="clip"))
+        out[:, 4:] = np.log1p(np.take(self.sl, ids, axis=0, mode="clip"))
+        return out
+
+    def feature(self, ids: np.ndarray, column: int) -> np.ndarray:
+        """Column ``column`` of ``features_of`` alone."""
+        sums = self.fl if column < 4 else self.sl
+        return np.log1p(sums[ids, column % 4 if column < 4 else column - 4])
+
     def describe(self, i: int, column: int) -> str:
-        """Column ``column`` of ``features`` for node ``i`` in words: the running sum it smooths (beta is the
+        """Column ``column`` of ``features_of`` for node ``i`` in words: the running sum it smooths (beta is the
         pages' relevance, alpha how well the text around a link matches the topic), not its logarithm."""
         parents = int(self.fl[i, 0])
         if parents == 0:  # only seeds enter the frontier without a crawled parent
@@ -226,7 +379,7 @@ class CrawlGraph:
                 )[column]
 
     def edge_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """All known edges (src crawled) as two id arrays."""
+        """All known edges (src crawled) as two id arrays (``edges`` only)."""
         if len(self._edge_src) > 1:  # compact the per-step chunks once in a while
             self._edge_src = [np.concatenate(self._edge_src)]
             self._edge_dst = [np.concatenate(self._edge_dst)]

@@ -73,7 +73,7 @@ class Neighbourhood(Estimator):
         self.needs_second_level = self.needs_edges = self.second
 
     def score(self, ids):
-        return self.graph.features[ids, self.column + 4 * self.second]
+        return self.graph.feature(ids, self.column + 4 * self.second)
 
     def explain(self, i, value):
         return self.graph.describe(i, self.column + 4 * self.second)
@@ -104,7 +104,7 @@ class LinearRegression(Estimator):
 
     def features(self, ids: np.ndarray) -> np.ndarray:
         # take() rather than fancy indexing: ~10x faster for a full-frontier gather of rows.
-        return self.graph.features.take(ids, axis=0)[:, : self.dim]
+        return self.graph.features_of(ids)[:, : self.dim]
 
     def learn(self, w: int, beta_w: float) -> None:
         x = np.append(self.features(np.array([w]))[0], 1.0)
@@ -217,7 +217,7 @@ class NavigationalRank(Estimator):
         return f"relevant pages are near it in the crawled link graph ({value:.3f})"
 
     def _parents_term(self, v: int) -> float:
-        parents = self.graph.parents[v]
+        parents = self.graph.parents_of(v)[0]
         if not parents:
             return 0.0
         p = np.asarray(parents)
@@ -225,7 +225,7 @@ class NavigationalRank(Estimator):
 
     def on_crawl(self, w, kids, alpha):
         graph, eta = self.graph, self.eta
-        children = graph.children[w][0]
+        children = graph.children[w]
         done = children[graph.state[children] == CRAWLED]
         down = np.mean(self.nr1[done] / graph.indegree[done]) if len(done) else 0.0
         self.nr1[w] = eta * graph.beta[w] + (1 - eta) * down
@@ -255,7 +255,7 @@ class NavigationalRank(Estimator):
         s1, d1 = src[down], dst[down]
         kids_crawled = np.bincount(s1, minlength=n).astype(float)
         a1 = sp.csr_matrix((1.0 / (kids_crawled[s1] * graph.indegree[d1]), (s1, d1)), shape=(n, n))
-        b1 = np.where(crawled, graph.beta[:n], 0.0)
+        b1 = graph.betas(np.arange(n))  # 0 off the crawl
         self.nr1[:n] = self._jacobi(a1, b1, self.nr1[:n])
         # NR2: rows are children, columns their parents, weight 1 / (#parents x d_o).
         a2 = sp.csr_matrix((1.0 / (graph.indegree[dst] * graph.outdegree[src]), (dst, src)), shape=(n, n))
