@@ -159,3 +159,46 @@ def test_a_known_url_linked_again_keeps_the_best_of_its_evidence():
     assert row[OWN.index("local")] == max(old[OWN.index("local")],
                                           1.0 if chosen.url.split("/")[2] == policy.graph.urls[other].split("/")[2]
                                           else 0.0)
+
+
+def _anchor_windows_link_by_link(text: str, anchors: list[str], width: int) -> list[str]:
+    """anchor_windows as it was first written, anchor after anchor: the definition the faster one must match."""
+    if width <= 0 or not text:
+        return list(anchors)
+    lower, half, next_from, out = text.lower(), width // 2, {}, []
+    for anchor in anchors:
+        key = anchor.strip().lower()
+        at = lower.find(key, next_from.get(key, 0)) if key else -1
+        if at < 0:
+            out.append(anchor)
+            continue
+        next_from[key] = at + 1
+        out.append(text[max(0, at - half): at + len(key) + half])
+    return out
+
+
+anchor_word = st.sampled_from(["owl", "Owl", "OWL ", " owl", "aa", "a", "", " ", "owl nest", "hawk", "é"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(anchor_word | st.text(max_size=6), max_size=15), st.lists(anchor_word | st.text(max_size=4),
+       max_size=40).map(" ".join), st.integers(0, 30), st.data())
+def test_anchor_windows_of_some_anchors_are_theirs_among_all(anchors, text, width, data):
+    everything = anchor_windows(text, anchors, width)
+    assert everything == _anchor_windows_link_by_link(text, anchors, width)
+    wanted = data.draw(st.lists(st.integers(0, max(len(anchors) - 1, 0)), unique=True, max_size=len(anchors)))
+    assert anchor_windows(text, anchors, width, sorted(wanted)) == [everything[k] for k in sorted(wanted)]
+    assert anchor_windows(text, anchors, width, wanted) == [everything[k] for k in wanted], "in the order asked"
+
+
+def test_the_link_word_cache_is_not_checkpointed_and_checkpoints_without_it_load():
+    import pickle
+
+    texts = ["owl nest", "birds of the island", "http x.test/owls"]
+    SIMILARITY.links(texts)
+    state = pickle.dumps(SIMILARITY)
+    assert b"_link_terms" not in state
+    older = TopicSimilarity.__new__(TopicSimilarity)
+    older.__dict__.update({k: v for k, v in SIMILARITY.__dict__.items() if k != "_link_terms"})  # an older checkpoint
+    for loaded in (pickle.loads(state), pickle.loads(pickle.dumps(older))):
+        assert loaded.links(texts).tolist() == SIMILARITY.links(texts).tolist()

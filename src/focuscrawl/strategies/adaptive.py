@@ -598,8 +598,7 @@ class AdaptivePolicy(ShardAware, Policy):
         if not fresh:
             return alpha
         if self.window > 0:
-            contexts = anchor_windows(text, anchors, self.window)
-            alpha[fresh] = self.classifier.predict_proba([contexts[k] for k in fresh])
+            alpha[fresh] = self.classifier.predict_proba(anchor_windows(text, anchors, self.window, fresh))
             return alpha
         cache = self.anchor_cache
         missing = [a for a in dict.fromkeys(anchors[k] for k in fresh) if a not in cache]

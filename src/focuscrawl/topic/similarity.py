@@ -109,6 +109,14 @@ class TopicSimilarity:
         if len(keyword_scores) and keyword_scores.max() > 0:
             self.link_scale[0] = float(keyword_scores.max())
 
+    def __getstate__(self) -> dict:
+        # the word cache is derived from the vocabulary: not stored in checkpoints, refilled as links come
+        return {k: v for k, v in self.__dict__.items() if k != "_link_terms"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._link_terms = {}
+
     def _dense(self, counts: Counter[str]) -> np.ndarray:
         """Unit tf-idf vector of a document's in-vocabulary terms (used to build topic vectors)."""
         vector = np.zeros(len(self.vocab))
