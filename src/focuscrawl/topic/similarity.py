@@ -36,8 +36,9 @@ from focuscrawl.topic.text import STOPWORDS, terms
 
 MAX_CHARS = 3000
 # Word caches are bounded (emptied when full): URLs bring words that never recur (page numbers, ids), and a
-# crawl of millions of URLs would otherwise keep every one of them.
-WORD_CACHE_SIZE = 1 << 18
+# crawl of millions of URLs would otherwise keep every one of them. 65,536 words of a cache take about 10 MB;
+# the words that do recur (hosts, path words, anchor vocabulary) come back after each emptying.
+WORD_CACHE_SIZE = 1 << 16
 _FOLD_CACHE: dict[str, str | None] = {}
 
 
