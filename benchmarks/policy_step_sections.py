@@ -45,9 +45,9 @@ SECTIONS = {
         (graph.CrawlGraph, "intern"), (graph.CrawlGraph, "crawled_targets"), (graph.CrawlGraph, "crawl"),
         (ranking.Ranking, "update"), (adaptive.AdaptivePolicy, "_first_seen"),
         (adaptive.AdaptivePolicy, "_context_relevance"), (relevance.TfidfRelevanceModel, "predict_proba"),
-        (similarity.TopicSimilarity, "links"), (adaptive, "hashed_words_many"),
-        (adaptive.OnlineLogistic, "predict_many"), (adaptive.OnlineLogistic, "learn"),
-        (adaptive.OnlineLeastSquares, "learn"),
+        (similarity.TopicSimilarity, "links"), (adaptive, "hashed_words_many"), (adaptive, "hashed_words"),
+        (adaptive.OnlineLogistic, "predict_many"), (adaptive.OnlineLogistic, "predict"),
+        (adaptive.OnlineLogistic, "learn"), (adaptive.OnlineLeastSquares, "learn"),
     ],
 }
 
@@ -98,7 +98,8 @@ def main() -> None:
               f"{1000 * wall / args.steps:.3f} ms ({1000 * cpu / args.steps:.3f} ms CPU) per plain step")
         totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
         for owner, name in SECTIONS[args.strategy]:
-            wrap(owner, name, totals)
+            if hasattr(owner, name):  # an older revision may lack some (run against it with PYTHONPATH)
+                wrap(owner, name, totals)
         run(args.steps)
     print(f"  {'section':40s} {'ms/step':>8} {'CPU ms':>8}")
     for name in sorted(totals, key=lambda k: -totals[k][1]):
