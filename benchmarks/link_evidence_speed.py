@@ -6,9 +6,10 @@ of URL and anchor), and the reward classifier's probability on its context. Link
 computed them before (``hashed_words`` and ``predict`` per link, ``TopicSimilarity._cosine`` over
 ``term_counts``); per page is how it computes them now (``hashed_words_many``, ``predict_many``,
 ``TopicSimilarity.links``), with the same numbers (tests/test_adaptive_batched.py). Process CPU time, the best
-of REPEATS interleaved repetitions, so that a busy machine's stalls are set aside.
+of REPEATS interleaved repetitions, so that a busy machine's stalls are set aside; each on pages of its own, so
+that the word caches meet new URLs' words as in a crawl.
 
-    python -m benchmarks.link_evidence_speed [--pages 1000] [--repeats 5]
+    python -m benchmarks.link_evidence_speed [--pages 1000] [--repeats 5] [--hosts 2000]
 """
 
 from __future__ import annotations
@@ -30,21 +31,27 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--links", type=int, default=20, help="new links per page (bench-policy's timed steps: 20)")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--hosts", type=int, default=2000, help="bench-policy's load has size/50 (20,000 at 1M)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    load = SyntheticLoad(args.seed, hosts=2000)
+    load = SyntheticLoad(args.seed, hosts=args.hosts)
     context = load.context(args.seed, "tfidf")
     topic, classifier = context.topic, context.classifier
     similarity = TopicSimilarity(topic.example_texts, topic.example_labels, topic.keywords)
     model = OnlineLogistic()
     model.w = np.random.default_rng(args.seed).normal(size=model.w.shape)  # the cost does not depend on them
     model.trained = 1
-    pages = []
-    for _ in range(args.pages):
-        links = load.page(args.links)[1]
-        urls, anchors = [link.url for link in links], [link.anchor for link in links]
-        pages.append((urls, anchors, [f"{url_text(u)} {a}" for u, a in zip(urls, anchors)]))
+
+    def new_pages() -> list[tuple[list[str], list[str], list[str]]]:
+        """Pages never seen before: each repetition gets its own, as a crawl's links are new (a word cache must
+        not answer from an earlier repetition)."""
+        pages = []
+        for _ in range(args.pages):
+            links = load.page(args.links)[1]
+            urls, anchors = [link.url for link in links], [link.anchor for link in links]
+            pages.append((urls, anchors, [f"{url_text(u)} {a}" for u, a in zip(urls, anchors)]))
+        return pages
 
     def link_by_link_words(urls, anchors, texts):
         return [model.predict(hashed_words(u, a)) for u, a in zip(urls, anchors)]
@@ -65,6 +72,7 @@ def main() -> None:
     best = {name: np.inf for name in parts}
     for _ in range(args.repeats):
         for name, part in parts.items():
+            pages = new_pages()
             started = time.process_time()
             for page in pages:
                 part(*page)
