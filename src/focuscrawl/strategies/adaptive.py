@@ -42,8 +42,10 @@ the evidence it followed ("exploring, by one kind of evidence alone: links like 
 host's counts); docs/interfaces.md, "Reasons", names the evidence behind each phrase.
 
 Costs. The crawled graph and its neighbourhood sums are Gouriten et al.'s (``frontier.graph``, shared with
-``gouriten``), maintained incrementally; the other evidence is computed once per link (one classifier call
-and one similarity pass per page for all its links) and updated for the frontier URLs a page links to again.
+``gouriten``), maintained incrementally; the other evidence is computed once per link, for all of a page's new
+links at once (one classifier call, one similarity pass, one sort of their hashed words and one sum of their
+link-model weights per page, each the same numbers as link by link), and updated for the frontier URLs a page
+links to again.
 The ranking is ``frontier.ranking``'s lazily invalidated heap over predictions, updated for the URLs
 whose evidence changed; the whole frontier is re-predicted (new weights, new link model, new site
 records) every ``rerank_every`` selections, and more rarely on large frontiers, one numpy pass each. An
@@ -61,6 +63,8 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Sequence
+from itertools import repeat
 from typing import Annotated
 
 import numpy as np
@@ -72,7 +76,7 @@ from focuscrawl.strategies.frontier.link_context import anchor_windows
 from focuscrawl.strategies.frontier.ranking import Ranking
 from focuscrawl.strategies.frontier.spill import SPILL_AFTER, WordColumn
 from focuscrawl.strategies.registry import StrategySpec, register
-from focuscrawl.topic.similarity import TopicSimilarity
+from focuscrawl.topic.similarity import WORD_CACHE_SIZE, TopicSimilarity
 from focuscrawl.topic.text import terms, url_text
 from focuscrawl.types import Observation, Selection
 from focuscrawl.urls import domain_of
@@ -84,8 +88,10 @@ HOST = ("site", "known", "rare")  # read from the host's record when predicting,
 EVIDENCE = GRAPH + OWN + HOST
 SEED_EVIDENCE = (1.0, 1.0, 1.0, 0.5, 1.0, 1.0)
 HASH_BITS = 18
+_MASK = (1 << HASH_BITS) - 1
 WINDOW = 100  # characters of page text around a link: its context, as Gouriten et al.'s alpha
 RERANK_URLS_PER_STEP = 2000
+KNOWN_COLUMNS = np.array([OWN.index(name) for name in ("parent", "anchor", "path", "local")])
 EXPLORE_SAMPLE = 20_000  # frontier URLs an exploring step reads at most (a uniform sample on larger frontiers)
 
 
@@ -93,15 +99,80 @@ def hashed_words(url: str, anchor: str) -> np.ndarray:
     """The link model's features, hashed (deterministically: Python's own string hash changes from process to
     process): URL words and anchor words, kept apart, and the URL's shape, which words miss: how deep its path
     is, whether it is a user's directory (``/~name``), what its last segment is (a directory, an .html file,
-    a query)."""
-    mask = (1 << HASH_BITS) - 1
-    path = url_text(url).partition("/")[2]
+    a query). Sorted, each once."""
+    text = url_text(url)
+    words = [f"u {t}" for t in terms(text)] + [f"a {t}" for t in terms(anchor)] + _shape_words(_url_shape(text))
+    return np.array(sorted({zlib.crc32(w.encode()) & _MASK for w in words}), dtype=np.int32)
+
+
+def hashed_words_many(urls: Sequence[str], anchors: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``hashed_words`` of many links at once: their features concatenated link after link, and how many each
+    link has; the same ints in the same order. Per link only the words are looked up (their hashes are
+    remembered: words recur from link to link); one sort of all links' (link, hash) keys then does what a set
+    and a sort per link did."""
+    flat: list[int] = []
+    counts: list[int] = []
+    url_hash, anchor_hash, shape_hash = _URL_WORD_HASHES.__getitem__, _ANCHOR_WORD_HASHES.__getitem__, _SHAPE_HASHES
+    for url, anchor in zip(urls, anchors):
+        before = len(flat)
+        text = url_text(url)
+        flat.extend(map(url_hash, terms(text)))
+        flat.extend(map(anchor_hash, terms(anchor)))
+        shape = _url_shape(text)
+        hashes = shape_hash.get(shape)
+        if hashes is None:
+            if len(shape_hash) >= WORD_CACHE_SIZE:
+                shape_hash.clear()
+            hashes = shape_hash[shape] = [zlib.crc32(w.encode()) & _MASK for w in _shape_words(shape)]
+        flat.extend(hashes)
+        counts.append(len(flat) - before)
+    keys = np.repeat(np.arange(len(counts), dtype=np.int64) << HASH_BITS, counts) | np.array(flat, dtype=np.int64)
+    keys.sort()  # by link, then by hash; then each (link, hash) once
+    once = np.empty(len(keys), dtype=bool)
+    once[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=once[1:])
+    keys = keys[once]
+    return (keys & _MASK).astype(np.int32), np.bincount(keys >> HASH_BITS, minlength=len(counts))
+
+
+def _url_shape(text: str) -> tuple[int, bool, bool, str]:
+    """A URL's (without its scheme) shape: path depth (6 for deeper), ``~`` in the path, a query, how the last
+    segment ends (its extension, ``file`` without one, ``dir`` for a directory)."""
+    path = text.partition("/")[2]
     segments = [s for s in path.split("?", 1)[0].split("/") if s]
     last = segments[-1] if segments and not path.endswith("/") else ""
-    shape = [f"s depth {min(len(segments), 6)}", f"s tilde {'~' in path}", f"s query {'?' in path}",
-             f"s ends {last.rpartition('.')[2].lower() if '.' in last else ('file' if last else 'dir')}"]
-    words = [f"u {t}" for t in terms(url_text(url))] + [f"a {t}" for t in terms(anchor)] + shape
-    return np.array(sorted({zlib.crc32(w.encode()) & mask for w in words}), dtype=np.int32)
+    return (min(len(segments), 6), "~" in path, "?" in path,
+            last.rpartition(".")[2].lower() if "." in last else ("file" if last else "dir"))
+
+
+def _shape_words(shape: tuple[int, bool, bool, str]) -> list[str]:
+    depth, tilde, query, ends = shape
+    return [f"s depth {depth}", f"s tilde {tilde}", f"s query {query}", f"s ends {ends}"]
+
+
+class _WordHashes(dict):
+    """Word -> the masked crc32 of ``prefix`` + word, computed on first use (from the prefix's crc32, which is the
+    same as hashing the joined text); emptied when full (URLs bring words that never recur, such as page
+    numbers)."""
+
+    def __init__(self, prefix: str):
+        super().__init__()
+        self.prefix_crc = zlib.crc32(prefix.encode())
+
+    def __missing__(self, word: str) -> int:
+        if len(self) >= WORD_CACHE_SIZE:
+            self.clear()
+        value = self[word] = zlib.crc32(word.encode(), self.prefix_crc) & _MASK
+        return value
+
+
+_URL_WORD_HASHES = _WordHashes("u ")
+_ANCHOR_WORD_HASHES = _WordHashes("a ")
+_SHAPE_HASHES: dict[tuple[int, bool, bool, str], list[int]] = {}
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
 
 
 class OnlineLeastSquares:
@@ -143,8 +214,19 @@ class OnlineLogistic:
         self.trained = 0
 
     def predict(self, features: np.ndarray) -> float:
-        z = self.bias + float(self.w[features].sum())
-        return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+        return _sigmoid(self.bias + float(self.w[features].sum()))
+
+    def predict_many(self, features: np.ndarray, lengths: np.ndarray) -> list[float]:
+        """``predict`` of many examples, their features concatenated (``lengths`` each): the same numbers.
+        ``reduceat`` would start each sum from the example's first weight, while ``sum`` adds all of them to 0
+        (numpy's pairwise summation, whose rounding differs): so each example's weights are summed after a 0."""
+        lengths = np.asarray(lengths, dtype=np.int64)
+        zeros = np.cumsum(lengths) - lengths + np.arange(len(lengths))  # where each example's 0 goes
+        padded = np.zeros(len(features) + len(lengths))
+        weights = np.ones(len(padded), dtype=bool)
+        weights[zeros] = False
+        padded[weights] = self.w[features]
+        return [_sigmoid(self.bias + z) for z in np.add.reduceat(padded, zeros).tolist()] if len(lengths) else []
 
     def learn(self, features: np.ndarray, label: float) -> None:
         error = self.predict(features) - label
@@ -465,30 +547,30 @@ class AdaptivePolicy(ShardAware, Policy):
         alpha = self._context_relevance(page.text, [link.anchor for link in links] + crawled_anchors,
                                         np.concatenate([kids, crawled_kids]), np.concatenate([new, np.zeros(
                                             len(crawled_kids), dtype=bool)]))
-        # topic words of a link: its URL and the anchor it was first seen with (computed once per URL)
-        fresh = [k for k, is_new in enumerate(new.tolist()) if is_new]
-        words = np.zeros(len(links))
-        if fresh:
-            texts = [f"{url_text(links[k].url)} {links[k].anchor}" for k in fresh]
-            words[fresh] = self.similarity.links(texts)[:, 0]
         page_host = self.host_names[hid]
         page_domain = registered_domain(page_host)
-        first: tuple[list, list, list, list] = ([], [], [], [])  # ids, hosts, hashed words, OWN rows of new URLs
-        for k, (link, i, is_new) in enumerate(zip(links, kids.tolist(), new.tolist())):
-            local = 1.0 if link.host == page_host else 0.5 if registered_domain(link.host) == page_domain else 0.0
-            if is_new:
-                hashed = hashed_words(link.url, link.anchor)
-                link_prob = self.link_model.predict(hashed) if self.link_model.trained else 0.5
-                for column, value in zip(first, (i, link.host, hashed,
-                                                 (relevance, alpha[k], words[k], link_prob, path, local))):
-                    column.append(value)
-            elif graph.state[i] == FRONTIER:
-                row = self.own[i]
-                row[0] = max(row[0], relevance)
-                row[1] = max(row[1], alpha[k])
-                row[4] = max(row[4], path)
-                row[5] = max(row[5], local)
-        self._first_seen(*first)
+        local = np.array([1.0 if link.host == page_host else 0.5 if registered_domain(link.host) == page_domain
+                          else 0.0 for link in links])
+        # URLs known already: their parent, anchor, path and local evidence become the best of old and new
+        known = np.flatnonzero(~new & (graph.state[kids] == FRONTIER))
+        if len(known):
+            best = np.column_stack([np.full(len(known), relevance), alpha[known], np.full(len(known), path),
+                                    local[known]])
+            np.maximum.at(self.own, (kids[known][:, None], KNOWN_COLUMNS), best)
+        fresh = np.flatnonzero(new)
+        if len(fresh):  # new URLs: all their evidence, for all of them at once
+            urls = [links[k].url for k in fresh.tolist()]
+            anchors = [links[k].anchor for k in fresh.tolist()]
+            # topic words of a link: its URL and the anchor it was first seen with (computed once per URL)
+            words = self.similarity.links([f"{url_text(u)} {a}" for u, a in zip(urls, anchors)])[:, 0]
+            hashed, lengths = hashed_words_many(urls, anchors)
+            link_prob = (self.link_model.predict_many(hashed, lengths) if self.link_model.trained else
+                         [0.5] * len(fresh))
+            own = zip(repeat(relevance), alpha[fresh].tolist(), words.tolist(), link_prob, repeat(path),
+                      local[fresh].tolist())
+            ends = np.cumsum(lengths).tolist()
+            self._first_seen(kids[fresh].tolist(), [links[k].host for k in fresh.tolist()],
+                             [hashed[start:end] for start, end in zip([0, *ends], ends)], list(own))
         changed = graph.crawl(w, relevance, kids, alpha[:len(kids)], crawled_kids, alpha[len(kids):])
         touched = np.union1d(changed, kids[graph.state[kids] == FRONTIER])
         self.ranking.update(touched)
@@ -519,8 +601,7 @@ class AdaptivePolicy(ShardAware, Policy):
         if not fresh:
             return alpha
         if self.window > 0:
-            contexts = anchor_windows(text, anchors, self.window)
-            alpha[fresh] = self.classifier.predict_proba([contexts[k] for k in fresh])
+            alpha[fresh] = self.classifier.predict_proba(anchor_windows(text, anchors, self.window, fresh))
             return alpha
         cache = self.anchor_cache
         missing = [a for a in dict.fromkeys(anchors[k] for k in fresh) if a not in cache]

@@ -96,16 +96,17 @@ class TfidfRelevanceModel:
             self._prepare_fast_path()
 
     def _probability(self, text: str) -> float:
-        weights = self._weights
+        weight_of = self._weights.get
         terms = self._analyze(text)
         # Terms in first-occurrence order either way; most anchors repeat no term, and then every count is 1
         # and building a Counter would cost more than the arithmetic.
         counted = Counter(terms).items() if len(set(terms)) < len(terms) else zip(terms, repeat(1))
         norm_sq = dot = 0.0
         for term, count in counted:
-            if term not in weights:
+            known = weight_of(term)
+            if known is None:
                 continue
-            idf, coef = weights[term]
+            idf, coef = known
             weight = (1.0 + math.log(count)) * idf if count > 1 else idf
             norm_sq += weight * weight
             dot += weight * coef

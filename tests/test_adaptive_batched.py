@@ -1,0 +1,207 @@
+"""adaptive's per-page (batched) evidence equals its per-link definition, to the last bit: a crawl must not change.
+
+``hashed_words``, ``OnlineLogistic.predict`` and ``TopicSimilarity._cosine`` over ``term_counts`` are the
+definitions; ``hashed_words_many``, ``predict_many`` and ``TopicSimilarity.links`` compute the same for all of a
+page's new links at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from focuscrawl.policy import CrawlContext
+from focuscrawl.strategies import adaptive, make_policy
+from focuscrawl.strategies.adaptive import OWN, OnlineLogistic, hashed_words, hashed_words_many
+from focuscrawl.strategies.frontier.link_context import anchor_windows
+from focuscrawl.topic import similarity
+from focuscrawl.topic.relevance import TfidfRelevanceModel
+from focuscrawl.topic.similarity import TopicSimilarity, term_counts
+from focuscrawl.topic.text import url_text
+from focuscrawl.types import Link, Observation, Outlink, Page, TopicInputs
+from focuscrawl.web.domains import registered_domain
+
+WORDS = ["bird", "birds", "Owl", "OWLS", "nest", "nests", "the", "and", "species", "studies", "bus", "glass",
+         "x", "42", "cs101", "index.html", "~jane", "é", "flies", "migration", "über", "a_b", "is"]
+word = st.sampled_from(WORDS) | st.text(st.sampled_from("aZ9 ~./?_-éİß\u212a"), max_size=6)
+phrase = st.lists(word, max_size=6).map(" ".join)
+segment = st.sampled_from(["", "a", "Birds", "~jane", "x.HTML", "p7", "index.php", "b.c.d", "q?x=1", "%20", "é"])
+url = st.builds(lambda scheme, host, parts, tail: f"{scheme}{host}/{'/'.join(parts)}{tail}",
+                st.sampled_from(["http://", "https://", ""]), st.sampled_from(["h1.example", "a.b.test", "x"]),
+                st.lists(segment, max_size=9), st.sampled_from(["", "/", "?q=1", "/~x", ".htm"]))
+
+EXAMPLES = ["birds nest in the trees and owls hunt at night", "the bird species of the island migrate",
+            "train station timetable and bus routes", "stock market prices fell today", "owl nests birds",
+            "glass studies of buses"]
+SIMILARITY = TopicSimilarity(EXAMPLES, [1, 1, 0, 0, 1, 0], ["bird", "owl migration"], [["train", "bus"], ["owl"]])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(url, phrase), max_size=12))
+def test_hashed_words_many_are_each_links_hashed_words(links):
+    words, lengths = hashed_words_many([u for u, _ in links], [a for _, a in links])
+    assert words.dtype == np.int32 and len(lengths) == len(links) and int(lengths.sum()) == len(words)
+    parts = np.split(words, np.cumsum(lengths)[:-1]) if links else []
+    assert [p.tolist() for p in parts] == [hashed_words(u, a).tolist() for u, a in links]
+
+
+def test_hashed_words_many_stay_the_same_when_their_caches_are_emptied(monkeypatch):
+    links = [(f"http://h{k % 7}.example/p{k}/x.html", f"bird {k} nest") for k in range(200)]
+    expected = [hashed_words(u, a).tolist() for u, a in links]
+    monkeypatch.setattr(adaptive, "WORD_CACHE_SIZE", 5)  # full after five words: emptied again and again
+    for name, empty in [("_URL_WORD_HASHES", adaptive._WordHashes("u ")), ("_ANCHOR_WORD_HASHES",
+                        adaptive._WordHashes("a ")), ("_SHAPE_HASHES", {})]:
+        monkeypatch.setattr(adaptive, name, empty)
+    words, lengths = hashed_words_many([u for u, _ in links], [a for _, a in links])
+    assert [p.tolist() for p in np.split(words, np.cumsum(lengths)[:-1])] == expected
+    assert len(adaptive._URL_WORD_HASHES) <= 5 and len(adaptive._SHAPE_HASHES) <= 5
+
+
+_WEIGHTS = np.random.default_rng(0)
+# weights of very different magnitudes: any change in the order of the additions would show in the rounding
+_WEIGHTS = _WEIGHTS.normal(size=1 << adaptive.HASH_BITS) * 10.0 ** _WEIGHTS.integers(-6, 3, size=1 << adaptive.HASH_BITS)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 300), max_size=30), st.integers(0, 2**32 - 1), st.floats(-5, 5))
+def test_predict_many_is_predict_of_each(lengths, seed, bias):
+    rng = np.random.default_rng(seed)
+    model = OnlineLogistic()
+    model.w, model.bias = _WEIGHTS, bias
+    features = rng.integers(0, len(model.w), size=sum(lengths)).astype(np.int32)
+    parts = np.split(features, np.cumsum(lengths)[:-1]) if lengths else []
+    assert model.predict_many(features, np.array(lengths)) == [model.predict(p) for p in parts]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(phrase | st.builds(lambda u, a: f"{url_text(u)} {a}", url, phrase), max_size=20))
+def test_link_similarity_is_the_tf_idf_cosine_of_term_counts(texts):
+    reference = SIMILARITY._cosine([term_counts(t) for t in texts], unknown_in_norm=False)
+    assert SIMILARITY._link_cosine(texts).tolist() == reference.tolist()
+
+
+def test_link_similarity_of_long_and_repetitive_texts_and_with_emptied_caches(monkeypatch):
+    texts = ["birds " * 700 + "owl", "owl " * 3 + "nest nests nest bird", "", "the and is", "bus " * 2000]
+    reference = SIMILARITY._cosine([term_counts(t) for t in texts], unknown_in_norm=False)
+    assert SIMILARITY._link_cosine(texts).tolist() == reference.tolist()
+    monkeypatch.setattr(similarity, "WORD_CACHE_SIZE", 2)
+    monkeypatch.setattr(similarity, "_FOLD_CACHE", {})
+    fresh = TopicSimilarity(EXAMPLES, [1, 1, 0, 0, 1, 0], ["bird", "owl migration"])
+    assert fresh.links(texts)[:, 0].tolist() == SIMILARITY.links(texts)[:, 0].tolist()
+    assert len(fresh._link_terms) <= 2 and len(similarity._FOLD_CACHE) <= 2
+
+
+def _policy(classifier, window: int = 100):
+    topic = TopicInputs("birds", ["bird", "owl"], EXAMPLES, [1, 1, 0, 0, 1, 0])
+    policy = make_policy("adaptive", explore=0.0, window=window)
+    policy.reset(CrawlContext(topic=topic, classifier=classifier, seeds=["http://h1.example/s"], budget=100, seed=0))
+    return policy
+
+
+def _page(policy, selection, relevance, links, text):
+    outlinks = [Outlink(u, a, u.split("/")[2], True) for u, a in links]
+    page = Page(selection.url, selection.url, 200, "text/html", "", text, [Link(u, a) for u, a in links])
+    policy.observe(Observation(0, selection, page, relevance, float(relevance >= 0.5), outlinks))
+
+
+@pytest.mark.parametrize("window", [100, 0])
+def test_a_pages_new_links_get_the_evidence_each_would_get_alone(window):
+    """Each new URL's OWN row as the per-link code made it: the classifier on its context, the topic words of its
+    URL and anchor, the link model on its hashed words, the page's relevance, path and locality."""
+    classifier = TfidfRelevanceModel().fit(EXAMPLES, [1, 1, 0, 0, 1, 0])
+    policy = _policy(classifier, window)
+    rng = np.random.default_rng(3)
+    hosts = ["h1.example", "w.h1.example", "h2.test"]
+    for step in range(25):
+        selection = policy.select()
+        links = [(f"http://{hosts[int(rng.integers(3))]}/p{int(rng.integers(400))}/n{step}",
+                  " ".join(rng.choice(WORDS, size=int(rng.integers(0, 4))))) for _ in range(int(rng.integers(0, 12)))]
+        text = " ".join(a + " " + " ".join(rng.choice(WORDS, size=5)) for _, a in links)
+        relevance = float(rng.uniform())
+        page_host = selection.url.split("/")[2]
+        w = policy.graph.ids[selection.url]
+        path = 1.0 if relevance >= 0.5 else 0.5 * float(policy.own[w, OWN.index("path")])
+        before = set(policy.graph.ids)
+        model = OnlineLogistic()
+        model.w, model.bias, model.trained = policy.link_model.w.copy(), policy.link_model.bias, policy.link_model.trained
+        model.learn(policy._words(w).copy(), float(relevance >= 0.5))  # what observe learns first
+        _page(policy, selection, relevance, links, text)
+        contexts = anchor_windows(text, [a for _, a in links], window)
+        seen = set()
+        for k, (u, a) in enumerate(links):
+            if u in before or u in seen:
+                continue
+            seen.add(u)
+            host = u.split("/")[2]
+            local = 1.0 if host == page_host else 0.5 if registered_domain(host) == registered_domain(page_host) else 0.0
+            expected = [relevance, float(classifier.predict_proba([contexts[k]])[0]),
+                        float(policy.similarity.links([f"{url_text(u)} {a}"])[0, 0]),
+                        model.predict(hashed_words(u, a)) if model.trained else 0.5, path, local]
+            assert policy.own[policy.graph.ids[u]].tolist() == expected
+
+
+def test_a_known_url_linked_again_keeps_the_best_of_its_evidence():
+    class Fixed:
+        def predict_proba(self, texts):
+            return np.array([0.8 if "bird" in t else 0.2 for t in texts])
+
+    policy = _policy(Fixed(), window=0)
+    seed = policy.select()
+    _page(policy, seed, 0.3, [("http://h1.example/a", "bird"), ("http://h2.test/b", "x")], "")
+    a, b = policy.graph.ids["http://h1.example/a"], policy.graph.ids["http://h2.test/b"]
+    before = policy.own[[a, b]].copy()
+    chosen = policy.select()
+    other = b if policy.graph.urls[a] == chosen.url else a
+    # the other URL, linked twice from a more relevant page on its own host
+    _page(policy, chosen, 0.9, [(policy.graph.urls[other], "y"), (policy.graph.urls[other], "z")], "")
+    row, old = policy.own[other], before[0 if other == a else 1]
+    assert row[OWN.index("parent")] == 0.9 and row[OWN.index("path")] == 1.0
+    assert row[OWN.index("anchor")] == old[OWN.index("anchor")], "a known URL keeps the context of its first link"
+    assert row[OWN.index("local")] == max(old[OWN.index("local")],
+                                          1.0 if chosen.url.split("/")[2] == policy.graph.urls[other].split("/")[2]
+                                          else 0.0)
+
+
+def _anchor_windows_link_by_link(text: str, anchors: list[str], width: int) -> list[str]:
+    """anchor_windows as it was first written, anchor after anchor: the definition the faster one must match."""
+    if width <= 0 or not text:
+        return list(anchors)
+    lower, half, next_from, out = text.lower(), width // 2, {}, []
+    for anchor in anchors:
+        key = anchor.strip().lower()
+        at = lower.find(key, next_from.get(key, 0)) if key else -1
+        if at < 0:
+            out.append(anchor)
+            continue
+        next_from[key] = at + 1
+        out.append(text[max(0, at - half): at + len(key) + half])
+    return out
+
+
+anchor_word = st.sampled_from(["owl", "Owl", "OWL ", " owl", "aa", "a", "", " ", "owl nest", "hawk", "é"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(anchor_word | st.text(max_size=6), max_size=15), st.lists(anchor_word | st.text(max_size=4),
+       max_size=40).map(" ".join), st.integers(0, 30), st.data())
+def test_anchor_windows_of_some_anchors_are_theirs_among_all(anchors, text, width, data):
+    everything = anchor_windows(text, anchors, width)
+    assert everything == _anchor_windows_link_by_link(text, anchors, width)
+    wanted = data.draw(st.lists(st.integers(0, max(len(anchors) - 1, 0)), unique=True, max_size=len(anchors)))
+    assert anchor_windows(text, anchors, width, sorted(wanted)) == [everything[k] for k in sorted(wanted)]
+    assert anchor_windows(text, anchors, width, wanted) == [everything[k] for k in wanted], "in the order asked"
+
+
+def test_the_link_word_cache_is_not_checkpointed_and_checkpoints_without_it_load():
+    import pickle
+
+    texts = ["owl nest", "birds of the island", "http x.test/owls"]
+    SIMILARITY.links(texts)
+    state = pickle.dumps(SIMILARITY)
+    assert b"_link_terms" not in state
+    older = TopicSimilarity.__new__(TopicSimilarity)
+    older.__dict__.update({k: v for k, v in SIMILARITY.__dict__.items() if k != "_link_terms"})  # an older checkpoint
+    for loaded in (pickle.loads(state), pickle.loads(pickle.dumps(older))):
+        assert loaded.links(texts).tolist() == SIMILARITY.links(texts).tolist()
