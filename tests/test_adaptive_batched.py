@@ -123,7 +123,7 @@ def test_a_pages_new_links_get_the_evidence_each_would_get_alone(window):
         page_host = selection.url.split("/")[2]
         w = policy.graph.ids[selection.url]
         path = 1.0 if relevance >= 0.5 else 0.5 * float(policy.own[w, OWN.index("path")])
-        before = set(policy.graph.ids)
+        before = set(policy.graph.urls)  # the index holds fingerprints; the URLs are the column
         model = OnlineLogistic()
         model.w, model.bias, model.trained = policy.link_model.w.copy(), policy.link_model.bias, policy.link_model.trained
         model.learn(policy._words(w).copy(), float(relevance >= 0.5))  # what observe learns first
