@@ -70,35 +70,33 @@ class UrlIndex:
     def __contains__(self, url: str) -> bool:
         return self.get(url) is not None
 
-    def get(self, url: str, default: int | None = None) -> int | None:
-        fp = fingerprint(url)
+    def _slot(self, fp: int) -> int:
+        """The slot holding fingerprint ``fp``, or the empty slot where it would go (linear probing)."""
         keys, mask = self.keys, len(self.keys) - 1
         slot = fp & mask
         while True:
             key = keys.item(slot)
-            if key == fp:
-                return self.values.item(slot)
-            if key == 0:
-                return default
+            if key == fp or key == 0:
+                return slot
             slot = (slot + 1) & mask
+
+    def get(self, url: str, default: int | None = None) -> int | None:
+        fp = fingerprint(url)
+        slot = self._slot(fp)
+        return self.values.item(slot) if self.keys.item(slot) == fp else default
 
     def setdefault(self, url: str, i: int) -> int:
         """The id of ``url``, recorded as ``i`` if it is not in the index yet."""
         if 10 * (self.count + 1) > 7 * len(self.keys):
             self._rehash(2 * len(self.keys))
         fp = fingerprint(url)
-        keys, mask = self.keys, len(self.keys) - 1
-        slot = fp & mask
-        while True:
-            key = keys.item(slot)
-            if key == fp:
-                return self.values.item(slot)
-            if key == 0:
-                keys[slot] = fp
-                self.values[slot] = i
-                self.count += 1
-                return i
-            slot = (slot + 1) & mask
+        slot = self._slot(fp)
+        if self.keys.item(slot) == fp:
+            return self.values.item(slot)
+        self.keys[slot] = fp
+        self.values[slot] = i
+        self.count += 1
+        return i
 
     def _place(self, keys: np.ndarray, values: np.ndarray) -> None:
         # Linear probing for a batch: each key takes its slot if free; those that lost it (to an older key or to a
