@@ -172,3 +172,20 @@ def test_sigkill_of_a_crawl_with_spilled_urls_then_resume_loses_nothing(small_to
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert check_run_folder(run) == check_run_folder(in_memory)
+
+
+def test_a_huge_frontier_is_predicted_in_chunks_with_the_one_pass_values(web_topic, monkeypatch):
+    import focuscrawl.strategies.adaptive as adaptive
+
+    web, topic = web_topic
+    engine = _engine(topic, None)
+    for _ in range(60):
+        _step(engine, web)
+    policy = engine.policy
+    frontier = policy.graph.frontier()
+    whole = policy._predict(frontier)
+    monkeypatch.setattr(adaptive, "PREDICT_ROWS", 32)  # every re-rank of this frontier now goes in chunks
+    assert len(frontier) > 4 * 32
+    chunked = policy._predict(frontier)
+    # BLAS may sum a row otherwise when the row count differs: equal to the last bits, not necessarily bit for bit
+    assert np.allclose(chunked, whole, rtol=1e-12, atol=1e-12)

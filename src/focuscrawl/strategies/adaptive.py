@@ -93,6 +93,10 @@ WINDOW = 100  # characters of page text around a link: its context, as Gouriten 
 RERANK_URLS_PER_STEP = 2000
 KNOWN_COLUMNS = np.array([OWN.index(name) for name in ("parent", "anchor", "path", "local")])
 EXPLORE_SAMPLE = 20_000  # frontier URLs an exploring step reads at most (a uniform sample on larger frontiers)
+# Rows predicted at once in a re-rank. Frontiers up to this size are predicted in one pass, as before chunking
+# (BLAS splits a matrix-vector product by row count, so a chunked row may differ from an unchunked one in the
+# last bit: crawls whose frontier stays below it are unchanged).
+PREDICT_ROWS = 1 << 20
 
 
 def hashed_words(url: str, anchor: str) -> np.ndarray:
@@ -389,7 +393,15 @@ class AdaptivePolicy(ShardAware, Policy):
 
     def _predict(self, ids: np.ndarray) -> np.ndarray:
         w = self._active_weights()
-        return self._evidence(ids) @ w[:-1] + w[-1]
+        if len(ids) <= PREDICT_ROWS:
+            return self._evidence(ids) @ w[:-1] + w[-1]
+        # A re-rank of a huge frontier, PREDICT_ROWS URLs at a time: one evidence matrix for all of them would
+        # hold 128 bytes a URL for the re-rank's length (1.3 GB at 10M URLs), more than the frontier's own rows.
+        out = np.empty(len(ids))
+        for start in range(0, len(ids), PREDICT_ROWS):
+            part = ids[start:start + PREDICT_ROWS]
+            out[start:start + len(part)] = self._evidence(part) @ w[:-1] + w[-1]
+        return out
 
     def _refresh_link_model(self, ids: np.ndarray) -> None:
         """The link model's current probability for every URL of ``ids``: one pass over all URLs' words, a chunk
