@@ -714,6 +714,7 @@ class AdaptivePolicy(ShardAware, Policy):
                 "link_bias": np.zeros(1), "link_trained": np.zeros(1), "forget": np.array([self.forget]),
                 "samples": np.zeros(1), "round": np.zeros(1, dtype=np.int64)}
 
+
 register(StrategySpec("adaptive", "learns online which evidence to trust (Gouriten's neighbourhood sums, parent and "
                                   "anchor relevance, Han's topic words, a link model, path, site): the default",
                       AdaptivePolicy))
