@@ -1,6 +1,6 @@
 """Per-URL data that is written once and rarely read, kept in RAM up to a threshold and spilled to disk beyond it.
 
-A frontier of ten million URLs cannot keep every URL's string and hashed words in Python objects (about
+A frontier of ten million URLs cannot keep every URL's string, hashed words and parent edges in Python objects (about
 300 bytes a URL). Both are appended once, when the URL is first seen, and read back rarely: the string when
 the URL is selected, the words when it is fetched (the link model learns from them) and, for the whole
 frontier at once, when the link model re-scores it. So each column holds the rows of its most recent URLs in
@@ -13,6 +13,8 @@ RAM and, once more than ``threshold`` of them are there, moves them all to a scr
                 words), read with plain ``pread``/``readinto`` calls: a full pass over the frontier's words
                 streams them in chunks, which a B-tree row per URL would make ten times slower, and which a
                 memory map would count, page by page, in the process's resident memory
+    ParentColumn each node's crawled parents and the context relevance of their links to it, in SQLite keyed
+                (node, order): read once, in one range, when the node itself is crawled
 
 Spilling is exact: what is read back is byte for byte what was written, so a crawl that spills selects the
 same URLs as one that does not. The scratch stores are anonymous (SQLite's private temporary database, and
