@@ -4,8 +4,8 @@ A frontier of ten million URLs cannot keep every URL's string, hashed words and 
 objects (about 300 bytes a URL). Each is written once and read back rarely: the string when the URL is
 selected, the words when it is fetched (the link model learns from them) and, for the whole frontier at once,
 when the link model re-scores it, the parent edges when it is crawled. So each column holds the rows of its
-most recent URLs in
-RAM and, once more than ``threshold`` of them are there, moves them all to a scratch store on disk:
+most recent URLs in RAM and, once more than ``threshold`` of them are there, moves them all to a scratch
+store on disk:
 
     UrlColumn   the URL strings, in SQLite (the standard library's embedded database: an integer-keyed
                 B-tree gives a selected URL back in one lookup, and its page cache is bounded, so reading
