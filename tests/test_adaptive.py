@@ -8,7 +8,9 @@ from conftest import crawl_tiny
 
 from focuscrawl.policy import CrawlContext
 from focuscrawl.strategies import make_policy
-from focuscrawl.strategies.adaptive import EVIDENCE, OWN, OnlineLeastSquares, OnlineLogistic, hashed_words
+from focuscrawl.strategies.adaptive import (EVIDENCE, LOCAL_VALUES, OWN, PATH_VALUES, PATH_ZERO, SCORES,
+                                            OnlineLeastSquares, OnlineLogistic, encode_own,
+                                            hashed_words)
 from focuscrawl.types import Link, Observation, Outlink, Page, TopicInputs
 
 
@@ -107,7 +109,9 @@ def _explore_on(frontier_size: int, sample: int, monkeypatch) -> tuple[list[str]
     _observe(policy, policy.select(), 0.5, [(f"http://h.test/{k}", "x") for k in range(frontier_size)])
     rng = np.random.default_rng(7)
     frontier = policy.graph.frontier()
-    policy.own[frontier] = rng.uniform(size=(frontier_size, len(OWN)))
+    policy.own_scores[frontier] = rng.uniform(size=(frontier_size, len(SCORES)))
+    policy.own_path[frontier] = rng.integers(0, PATH_ZERO + 1, size=frontier_size)
+    policy.own_local[frontier] = rng.integers(0, 3, size=frontier_size)
     policy.graph.fl[frontier] = rng.uniform(size=(frontier_size, 4))  # the graph's evidence is log(1 + these)
     policy.graph.fl[frontier, 0] = rng.integers(1, 50, size=frontier_size)  # a count of crawled parents
     policy.graph.sl[frontier] = rng.uniform(size=(frontier_size, 3))
@@ -147,7 +151,7 @@ def test_local_evidence_groups_hosts_by_registered_domain():
              ("http://cam.ac.uk/c", "cam.ac.uk")]
     page = Page(seed.url, seed.url, 200, "text/html", "", "", [Link(u, "x") for u, _ in links])
     policy.observe(Observation(0, seed, page, 0.5, 0.0, [Outlink(u, "x", host, True) for u, host in links]))
-    local = [policy.own[policy.graph.ids[u], OWN.index("local")] for u, _ in links]
+    local = [policy.own_rows([policy.graph.ids[u]])[0, OWN.index("local")] for u, _ in links]
     assert local == [1.0, 0.5, 0.0], "ox.ac.uk is one organisation; ac.uk is a public suffix, not a domain"
 
 
@@ -220,3 +224,38 @@ def test_a_checkpoint_with_other_evidence_is_refused_so_resume_replays_the_log(t
     policy.model.w = policy.model.w[:-1]  # what a version with one piece of evidence fewer saved
     with pytest.raises(ValueError, match="pieces of evidence"):
         pickle.loads(pickle.dumps(policy))
+
+
+def test_own_evidence_is_stored_compactly_and_decodes_to_the_same_floats():
+    # path: every power of 1/2 a crawl can reach by halving 1.0, down to 0.0; local: 0, 0.5, 1
+    halved = [1.0]
+    while halved[-1] > 0:
+        halved.append(0.5 * halved[-1])
+    rows = [(0.3, 0.1, 0.7, 0.5, path, [0.0, 0.5, 1.0][k % 3]) for k, path in enumerate(halved)]
+    scores, halvings, halves = encode_own(rows)
+    assert halvings.dtype == np.int16 and halves.dtype == np.int8 and len(halved) == PATH_ZERO + 1
+    decoded = np.column_stack([scores, PATH_VALUES[halvings], LOCAL_VALUES[halves]])
+    assert decoded.tobytes() == np.array(rows).tobytes(), "bit for bit the floats that went in"
+    for bad in ((0.3, 0.1, 0.7, 0.5, 0.75, 0.0), (0.3, 0.1, 0.7, 0.5, 1.0, 0.25), (0.3, 0.1, 0.7, 0.5, 2.0, 0.0)):
+        with pytest.raises(ValueError, match="power of 1/2"):
+            encode_own([bad])
+
+
+def test_a_checkpoint_of_six_float_columns_loads_into_the_compact_layout(tiny_web):
+    import pickle
+
+    policy, _ = crawl_tiny(tiny_web, "adaptive", budget=10)
+    everyone = np.arange(policy.graph.capacity)
+    old = pickle.loads(pickle.dumps(policy))
+    rows = old.own_rows(everyone)
+    for name in ("own_scores", "own_path", "own_local"):  # what the older version's checkpoint held instead
+        old.graph.untrack(old, name)
+        del old.__dict__[name]
+    old.own = rows
+    old.graph.track(old, "own", columns=len(OWN))
+    old.own[:] = rows
+    resumed = pickle.loads(pickle.dumps(old))
+    assert not hasattr(resumed, "own") and resumed.own_path.dtype == np.int16
+    assert resumed.own_rows(everyone).tobytes() == policy.own_rows(everyone).tobytes()
+    assert sorted(a for o, a, _ in resumed.graph._tracked if o is resumed) == ["own_local", "own_path", "own_scores"]
+    assert [resumed.select().url for _ in range(5)] == [policy.select().url for _ in range(5)]

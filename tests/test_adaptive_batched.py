@@ -122,7 +122,7 @@ def test_a_pages_new_links_get_the_evidence_each_would_get_alone(window):
         relevance = float(rng.uniform())
         page_host = selection.url.split("/")[2]
         w = policy.graph.ids[selection.url]
-        path = 1.0 if relevance >= 0.5 else 0.5 * float(policy.own[w, OWN.index("path")])
+        path = 1.0 if relevance >= 0.5 else 0.5 * float(policy.own_rows([w])[0, OWN.index("path")])
         before = set(policy.graph.urls)  # the index holds fingerprints; the URLs are the column
         model = OnlineLogistic()
         model.w, model.bias, model.trained = policy.link_model.w.copy(), policy.link_model.bias, policy.link_model.trained
@@ -139,7 +139,7 @@ def test_a_pages_new_links_get_the_evidence_each_would_get_alone(window):
             expected = [relevance, float(classifier.predict_proba([contexts[k]])[0]),
                         float(policy.similarity.links([f"{url_text(u)} {a}"])[0, 0]),
                         model.predict(hashed_words(u, a)) if model.trained else 0.5, path, local]
-            assert policy.own[policy.graph.ids[u]].tolist() == expected
+            assert policy.own_rows([policy.graph.ids[u]])[0].tolist() == expected
 
 
 def test_a_known_url_linked_again_keeps_the_best_of_its_evidence():
@@ -151,12 +151,12 @@ def test_a_known_url_linked_again_keeps_the_best_of_its_evidence():
     seed = policy.select()
     _page(policy, seed, 0.3, [("http://h1.example/a", "bird"), ("http://h2.test/b", "x")], "")
     a, b = policy.graph.ids["http://h1.example/a"], policy.graph.ids["http://h2.test/b"]
-    before = policy.own[[a, b]].copy()
+    before = policy.own_rows([a, b])
     chosen = policy.select()
     other = b if policy.graph.urls[a] == chosen.url else a
     # the other URL, linked twice from a more relevant page on its own host
     _page(policy, chosen, 0.9, [(policy.graph.urls[other], "y"), (policy.graph.urls[other], "z")], "")
-    row, old = policy.own[other], before[0 if other == a else 1]
+    row, old = policy.own_rows([other])[0], before[0 if other == a else 1]
     assert row[OWN.index("parent")] == 0.9 and row[OWN.index("path")] == 1.0
     assert row[OWN.index("anchor")] == old[OWN.index("anchor")], "a known URL keeps the context of its first link"
     assert row[OWN.index("local")] == max(old[OWN.index("local")],

@@ -53,9 +53,9 @@ exploring step reads one evidence column of the frontier, or of a uniform sample
 on larger frontiers. Below 20,000 frontier URLs none of this spacing or sampling applies.
 
 Memory. Each URL's evidence stays in RAM, in rows of numbers (the graph's, OWN, the ranking's prediction:
-about 160 bytes a URL); its string, hashed words and parent edges, written once and read when it is selected,
-fetched or the link model re-scores the frontier, move to disk past ``spill_after`` URLs (``frontier.spill``),
-exactly, so that
+about 147 bytes a URL; OWN's path and local stored as small integers, losslessly: ``encode_own``); its string,
+hashed words and parent edges, written once and read when it is selected, fetched or the link model re-scores
+the frontier, move to disk past ``spill_after`` URLs (``frontier.spill``), exactly, so that
 the threshold changes the process's size and never the crawl.
 """
 
@@ -84,6 +84,13 @@ from focuscrawl.web.domains import registered_domain
 
 GRAPH = FEATURES  # the crawled graph's neighbourhood sums, log-smoothed
 OWN = ("parent", "anchor", "words", "links", "path", "local")
+# How OWN is stored, losslessly (13 bytes a URL less than six float64s): the scores as float64, ``path`` as how
+# many times it was halved (it is always a power of 1/2, or 0 once halved past the smallest float) and ``local``
+# in halves; PATH_VALUES and LOCAL_VALUES decode them to the very float64s that were stored before.
+SCORES = OWN[:4]
+PATH_ZERO = 1075  # halvings after which path is 0.0 (2^-1074 is the smallest float64)
+PATH_VALUES = np.array([0.5 ** k for k in range(PATH_ZERO)] + [0.0])  # exact: each is half the one before
+LOCAL_VALUES = np.array([0.0, 0.5, 1.0])
 HOST = ("site", "known", "rare")  # read from the host's record when predicting, not stored per URL
 EVIDENCE = GRAPH + OWN + HOST
 SEED_EVIDENCE = (1.0, 1.0, 1.0, 0.5, 1.0, 1.0)
@@ -91,7 +98,6 @@ HASH_BITS = 18
 _MASK = (1 << HASH_BITS) - 1
 WINDOW = 100  # characters of page text around a link: its context, as Gouriten et al.'s alpha
 RERANK_URLS_PER_STEP = 2000
-KNOWN_COLUMNS = np.array([OWN.index(name) for name in ("parent", "anchor", "path", "local")])
 EXPLORE_SAMPLE = 20_000  # frontier URLs an exploring step reads at most (a uniform sample on larger frontiers)
 # Rows predicted at once in a re-rank. Frontiers up to this size are predicted in one pass, as before chunking
 # (BLAS splits a matrix-vector product by row count, so a chunked row may differ from an unchunked one in the
@@ -177,6 +183,21 @@ _SHAPE_HASHES: dict[tuple[int, bool, bool, str], list[int]] = {}
 
 def _sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+
+
+def encode_own(rows: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """OWN rows of float64s (n x 6) as they are stored: the scores (n x 4), path as halvings (int16), local in
+    halves (int8). A path that is not a power of 1/2 (or 0), or a local not 0, 0.5 or 1, is an error: it could
+    not be stored exactly."""
+    rows = np.asarray(rows, dtype=np.float64).reshape(-1, len(OWN))
+    path, local = rows[:, OWN.index("path")], rows[:, OWN.index("local")]
+    mantissa, exponent = np.frexp(path)
+    halvings = np.where(path == 0, PATH_ZERO, 1 - exponent).astype(np.int16)
+    halves = (local * 2).astype(np.int8)
+    if not (np.array_equal(PATH_VALUES[np.clip(halvings, 0, PATH_ZERO)], path) and (halvings >= 0).all()
+            and np.array_equal(LOCAL_VALUES[np.clip(halves, 0, 2)], local)):
+        raise ValueError("OWN rows whose path is not a power of 1/2 or whose local is not 0, 0.5 or 1")
+    return rows[:, :len(SCORES)].copy(), halvings, halves
 
 
 class OnlineLeastSquares:
@@ -282,7 +303,7 @@ class AdaptivePolicy(ShardAware, Policy):
         self.link_model = OnlineLogistic()
         self._pooled: dict[str, np.ndarray] | None = None  # the last pooling across shards (load_parameters)
         self.graph = CrawlGraph(second_level=True, depth=False, spill_after=self.spill_after)
-        self.graph.track(self, "own", columns=len(OWN))  # columns OWN, one row per known URL
+        self._track_own()
         self.words = WordColumn(self.spill_after)  # each URL's hashed words, for the link model
         self.host_fetched = np.zeros(64)
         self.host_relevant = np.zeros(64)
@@ -299,9 +320,28 @@ class AdaptivePolicy(ShardAware, Policy):
         hosts = [domain_of(u) for u in context.seeds]
         seeds, new = self.graph.intern(context.seeds, hosts)
         first = np.flatnonzero(new).tolist()  # a seed listed twice is one URL
+        scores, halvings, halves = encode_own([SEED_EVIDENCE] * len(first))
         self._first_seen(seeds[first].tolist(), [hosts[k] for k in first],
-                         [hashed_words(context.seeds[k], "") for k in first], [SEED_EVIDENCE] * len(first))
+                         [hashed_words(context.seeds[k], "") for k in first], scores, halvings, halves)
         self.ranking.update(seeds)
+
+    def _track_own(self) -> None:
+        """OWN's per-URL arrays (``encode_own``'s layout), grown with the graph."""
+        self.graph.track(self, "own_scores", columns=len(SCORES))
+        self.graph.track(self, "own_path", dtype=np.int16)
+        self.graph.track(self, "own_local", dtype=np.int8)
+
+    def own_rows(self, ids: np.ndarray | Sequence[int]) -> np.ndarray:
+        """The OWN evidence of each URL of ``ids`` as float64s, one row each, in OWN order."""
+        ids = np.asarray(ids, dtype=np.int64)
+        out = np.empty((len(ids), len(OWN)))
+        self._own_into(ids, out)
+        return out
+
+    def _own_into(self, ids: np.ndarray, out: np.ndarray) -> None:
+        np.take(self.own_scores, ids, axis=0, out=out[:, :len(SCORES)], mode="clip")
+        out[:, len(SCORES)] = PATH_VALUES[np.take(self.own_path, ids, mode="clip")]
+        out[:, len(SCORES) + 1] = LOCAL_VALUES[np.take(self.own_local, ids, mode="clip")]
 
     def __setstate__(self, state: dict) -> None:
         # A checkpoint written before the measured options existed resumes with them off.
@@ -310,6 +350,12 @@ class AdaptivePolicy(ShardAware, Policy):
                              explored_relevance=np.zeros(len(EVIDENCE)), exploring={}, _pooled=None,
                              others_fetched=0)
         self.__dict__.update(state)
+        if "own" in state:  # a checkpoint from before OWN was stored compactly: the same values, re-encoded
+            del self.own
+            self.graph.untrack(self, "own")
+            old = state["own"]
+            self._track_own()
+            self.own_scores[:], self.own_path[:], self.own_local[:] = encode_own(old)
         if "words" not in state:
             raise ValueError("an adaptive checkpoint from before its words were kept in frontier.spill")
         if len(self.model.w) != len(EVIDENCE) + 1:  # resume then replays the whole log with this version's evidence
@@ -317,14 +363,17 @@ class AdaptivePolicy(ShardAware, Policy):
                              f"has {len(EVIDENCE)}")
 
     # -- evidence --------------------------------------------------------------------------------------
-    def _first_seen(self, ids: list[int], hosts: list[str], words: list[np.ndarray],
-                    own: list[tuple[float, ...]]) -> None:
+    def _first_seen(self, ids: list[int], hosts: list[str], words: list[np.ndarray], scores: object,
+                    halvings: object, halves: object) -> None:
         """Evidence of URLs seen for the first time: their hosts, their hashed words for the link model, and
-        ``own``, their OWN columns. One call per page (numpy's per-call cost is most of the work per URL)."""
+        their OWN evidence as ``encode_own`` stores it (scores, path's halvings, local's halves; each an array
+        or one value for all). One call per page (numpy's per-call cost is most of the work per URL)."""
         if not ids:
             return
         index = np.asarray(ids, dtype=np.int64)
-        self.own[index] = own
+        self.own_scores[index] = scores
+        self.own_path[index] = halvings
+        self.own_local[index] = halves
         for host in hosts:
             self._host_id(host)
         self.words.append(ids, words)  # new ids come in order: the graph numbers URLs as it first sees them
@@ -368,8 +417,10 @@ class AdaptivePolicy(ShardAware, Policy):
         """One piece of evidence for each URL of ``ids``."""
         if column < len(GRAPH):
             return self.graph.feature(ids, column)
+        if column < len(GRAPH) + len(SCORES):
+            return self.own_scores[ids, column - len(GRAPH)]
         if column < len(GRAPH) + len(OWN):
-            return self.own[ids, column - len(GRAPH)]
+            return self.own_rows(ids)[:, column - len(GRAPH)]
         host = np.empty((len(ids), len(HOST)))  # exploring reads one HOST column for the whole frontier
         self._host_evidence(self.host[ids], host)
         return host[:, column - len(GRAPH) - len(OWN)]
@@ -380,7 +431,7 @@ class AdaptivePolicy(ShardAware, Policy):
         stacking gathered copies; the values are the same."""
         x = np.empty((len(ids), len(EVIDENCE)))
         self.graph.features_of(ids, out=x[:, :len(GRAPH)])
-        np.take(self.own, ids, axis=0, out=x[:, len(GRAPH):len(GRAPH) + len(OWN)], mode="clip")
+        self._own_into(ids, x[:, len(GRAPH):len(GRAPH) + len(OWN)])
         self._host_evidence(np.take(self.host, ids, mode="clip"), x[:, len(GRAPH) + len(OWN):])
         return x
 
@@ -413,7 +464,7 @@ class AdaptivePolicy(ShardAware, Policy):
         for first, lengths, words in self.words.chunks():
             owners = np.repeat(np.arange(len(lengths)), lengths)
             sums[first:first + len(lengths)] = np.bincount(owners, weights=link_w[words], minlength=len(lengths))
-        self.own[ids, OWN.index("links")] = 1.0 / (1.0 + np.exp(-(sums[ids] + self.link_model.bias)))
+        self.own_scores[ids, SCORES.index("links")] = 1.0 / (1.0 + np.exp(-(sums[ids] + self.link_model.bias)))
 
     def _rerank(self) -> None:
         self.since_rerank = 0
@@ -537,7 +588,7 @@ class AdaptivePolicy(ShardAware, Policy):
         if w is None:  # not ours (cannot happen with the engine); record it as a seed would be
             host = domain_of(observation.url)
             w = int(graph.intern([observation.url], [host])[0][0])
-            self._first_seen([w], [host], [hashed_words(observation.url, "")], [SEED_EVIDENCE])
+            self._first_seen([w], [host], [hashed_words(observation.url, "")], *encode_own([SEED_EVIDENCE]))
         if observation.selection.memo is not None:
             self.link_model.learn(self._words(w), float(relevant))
         column = self.exploring.pop(observation.url, None) if self.learn_exploration else None
@@ -550,8 +601,9 @@ class AdaptivePolicy(ShardAware, Policy):
         self.host_ok[hid] += page.ok
         self.fetched_total += 1
         self.relevant_total += int(relevant)
-        # a relevant page's links are one link from it; each irrelevant page on the way halves that
-        path = 1.0 if relevant else 0.5 * float(self.own[w, OWN.index("path")])
+        # a relevant page's links are one link from it; each irrelevant page on the way halves that (stored as
+        # the number of halvings, which stops at PATH_ZERO, where path is 0.0 as halving 0.0 leaves it)
+        halvings = 0 if relevant else min(int(self.own_path[w]) + 1, PATH_ZERO)
 
         links = observation.links
         kids, new = graph.intern([link.url for link in links], [link.host for link in links])
@@ -561,14 +613,18 @@ class AdaptivePolicy(ShardAware, Policy):
                                             len(crawled_kids), dtype=bool)]))
         page_host = self.host_names[hid]
         page_domain = registered_domain(page_host)
-        local = np.array([1.0 if link.host == page_host else 0.5 if registered_domain(link.host) == page_domain
-                          else 0.0 for link in links])
-        # URLs known already: their parent, anchor, path and local evidence become the best of old and new
+        halves = np.array([2 if link.host == page_host else 1 if registered_domain(link.host) == page_domain
+                           else 0 for link in links], dtype=np.int8)  # local, in halves
+        # URLs known already: their parent, path and local evidence become the best of old and new (their anchor
+        # is already their first link's: _context_relevance gave them that). A URL linked twice by the page has
+        # the same new values at each link (one host, one page), so assigning the maxima is maximum.at's result.
         known = np.flatnonzero(~new & (graph.state[kids] == FRONTIER))
         if len(known):
-            best = np.column_stack([np.full(len(known), relevance), alpha[known], np.full(len(known), path),
-                                    local[known]])
-            np.maximum.at(self.own, (kids[known][:, None], KNOWN_COLUMNS), best)
+            rows = kids[known]
+            parent = self.own_scores[rows, 0]
+            self.own_scores[rows, 0] = np.maximum(parent, relevance)
+            self.own_path[rows] = np.minimum(self.own_path[rows], halvings)
+            self.own_local[rows] = np.maximum(self.own_local[rows], halves[known])
         fresh = np.flatnonzero(new)
         if len(fresh):  # new URLs: all their evidence, for all of them at once
             urls = [links[k].url for k in fresh.tolist()]
@@ -578,11 +634,11 @@ class AdaptivePolicy(ShardAware, Policy):
             hashed, lengths = hashed_words_many(urls, anchors)
             link_prob = (self.link_model.predict_many(hashed, lengths) if self.link_model.trained else
                          [0.5] * len(fresh))
-            own = zip(repeat(relevance), alpha[fresh].tolist(), words.tolist(), link_prob, repeat(path),
-                      local[fresh].tolist())
+            scores = list(zip(repeat(relevance), alpha[fresh].tolist(), words.tolist(), link_prob))
             ends = np.cumsum(lengths).tolist()
             self._first_seen(kids[fresh].tolist(), [links[k].host for k in fresh.tolist()],
-                             [hashed[start:end] for start, end in zip([0, *ends], ends)], list(own))
+                             [hashed[start:end] for start, end in zip([0, *ends], ends)], scores, halvings,
+                             halves[fresh])
         changed = graph.crawl(w, relevance, kids, alpha[:len(kids)], crawled_kids, alpha[len(kids):])
         touched = np.union1d(changed, kids[graph.state[kids] == FRONTIER])
         self.ranking.update(touched)
@@ -608,7 +664,7 @@ class AdaptivePolicy(ShardAware, Policy):
         Wikispeedia crawl)."""
         alpha = np.zeros(len(anchors))
         old = np.flatnonzero(~new)
-        alpha[old] = self.own[ids[old], OWN.index("anchor")]
+        alpha[old] = self.own_scores[ids[old], SCORES.index("anchor")]
         fresh = np.flatnonzero(new).tolist()
         if not fresh:
             return alpha

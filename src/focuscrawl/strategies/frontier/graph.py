@@ -184,6 +184,10 @@ class CrawlGraph:
         setattr(owner, attribute, np.zeros((self.capacity, columns) if columns else self.capacity, dtype))
         self._tracked.append((owner, attribute, fill))
 
+    def untrack(self, owner: object, attribute: str) -> None:
+        """Stop growing ``owner.attribute`` (an owner that changed how it stores a row, loading a checkpoint)."""
+        self._tracked = [t for t in self._tracked if not (t[0] is owner and t[1] == attribute)]
+
     def _grow(self, needed: int) -> None:
         new = self.capacity
         while new < needed:
