@@ -103,6 +103,7 @@ EXPLORE_SAMPLE = 20_000  # frontier URLs an exploring step reads at most (a unif
 # (BLAS splits a matrix-vector product by row count, so a chunked row may differ from an unchunked one in the
 # last bit: crawls whose frontier stays below it are unchanged).
 PREDICT_ROWS = 1 << 20
+EVIDENCE_BLOCK = 8192  # rows of evidence gathered at a time: 1 MB of the matrix, held in the CPU's cache
 
 
 def hashed_words(url: str, anchor: str) -> np.ndarray:
@@ -340,8 +341,8 @@ class AdaptivePolicy(ShardAware, Policy):
 
     def _own_into(self, ids: np.ndarray, out: np.ndarray) -> None:
         np.take(self.own_scores, ids, axis=0, out=out[:, :len(SCORES)], mode="clip")
-        out[:, len(SCORES)] = PATH_VALUES[np.take(self.own_path, ids, mode="clip")]
-        out[:, len(SCORES) + 1] = LOCAL_VALUES[np.take(self.own_local, ids, mode="clip")]
+        np.take(PATH_VALUES, np.take(self.own_path, ids, mode="clip"), out=out[:, len(SCORES)], mode="clip")
+        np.take(LOCAL_VALUES, np.take(self.own_local, ids, mode="clip"), out=out[:, len(SCORES) + 1], mode="clip")
 
     def __setstate__(self, state: dict) -> None:
         # A checkpoint written before the measured options existed resumes with them off.
@@ -407,10 +408,20 @@ class AdaptivePolicy(ShardAware, Policy):
         fetches (1 for a host not fetched yet; on a one-host web 0 once a page is fetched: it says nothing
         there); a shard owns its hosts, so their counts are the crawl's, and the share is of the whole crawl's
         fetches (``others_fetched``, from the last pooling)."""
-        fetched = self.host_fetched[hosts]
+        self._host_rows(self.host_fetched[hosts], self.host_relevant[hosts], self.host_ok[hosts], out)
+
+    def _host_table(self) -> np.ndarray:
+        """``_host_evidence`` of every host the graph knows, one row per host number: the same operations on the
+        same numbers as per URL, so the same values, at one row per host rather than per URL."""
+        known = len(self.host_names)
+        table = np.empty((known, len(HOST)))
+        self._host_rows(self.host_fetched[:known], self.host_relevant[:known], self.host_ok[:known], table)
+        return table
+
+    def _host_rows(self, fetched: np.ndarray, relevant: np.ndarray, ok: np.ndarray, out: np.ndarray) -> None:
         mean = (self.relevant_total + 1.0) / (self.fetched_total + 2.0)
-        out[:, 0] = (self.host_relevant[hosts] + self.site_prior * mean) / (fetched + self.site_prior)
-        out[:, 1] = self.host_ok[hosts] > 0
+        out[:, 0] = (relevant + self.site_prior * mean) / (fetched + self.site_prior)
+        out[:, 1] = ok > 0
         out[:, 2] = 1.0 - fetched / max(self.fetched_total + self.others_fetched, 1)
 
     def _column(self, ids: np.ndarray, column: int) -> np.ndarray:
@@ -428,11 +439,20 @@ class AdaptivePolicy(ShardAware, Policy):
     def _evidence(self, ids: np.ndarray) -> np.ndarray:
         """The evidence of each URL, in EVIDENCE order: one row per id. Gathered into one preallocated matrix
         (``take`` without bounds checks: ids are always known URLs), which halves a 1M-URL re-rank against
-        stacking gathered copies; the values are the same."""
+        stacking gathered copies, EVIDENCE_BLOCK rows at a time, so that writing its columns (every 16th number)
+        stays in the CPU's cache: a third of the time again at 1M URLs. The values are the same."""
         x = np.empty((len(ids), len(EVIDENCE)))
-        self.graph.features_of(ids, out=x[:, :len(GRAPH)])
-        self._own_into(ids, x[:, len(GRAPH):len(GRAPH) + len(OWN)])
-        self._host_evidence(np.take(self.host, ids, mode="clip"), x[:, len(GRAPH) + len(OWN):])
+        # more URLs than hosts (a re-rank): each host's evidence computed once, gathered per URL
+        table = self._host_table() if len(ids) > len(self.host_names) else None
+        for start in range(0, len(ids), EVIDENCE_BLOCK):
+            part, rows = ids[start:start + EVIDENCE_BLOCK], x[start:start + EVIDENCE_BLOCK]
+            self.graph.features_of(part, out=rows[:, :len(GRAPH)])
+            self._own_into(part, rows[:, len(GRAPH):len(GRAPH) + len(OWN)])
+            hosts = np.take(self.host, part, mode="clip")
+            if table is None:
+                self._host_evidence(hosts, rows[:, len(GRAPH) + len(OWN):])
+            else:
+                np.take(table, hosts, axis=0, out=rows[:, len(GRAPH) + len(OWN):], mode="clip")
         return x
 
     def _active_weights(self) -> np.ndarray:
@@ -464,7 +484,14 @@ class AdaptivePolicy(ShardAware, Policy):
         for first, lengths, words in self.words.chunks():
             owners = np.repeat(np.arange(len(lengths)), lengths)
             sums[first:first + len(lengths)] = np.bincount(owners, weights=link_w[words], minlength=len(lengths))
-        self.own_scores[ids, SCORES.index("links")] = 1.0 / (1.0 + np.exp(-(sums[ids] + self.link_model.bias)))
+        # 1 / (1 + exp(-(sum + bias))), each operation in place on one array (a frontier's worth of temporaries
+        # costs more than the arithmetic)
+        z = sums[ids]
+        z += self.link_model.bias
+        np.negative(z, out=z)
+        np.exp(z, out=z)
+        z += 1.0
+        self.own_scores[ids, SCORES.index("links")] = np.divide(1.0, z, out=z)
 
     def _rerank(self) -> None:
         self.since_rerank = 0

@@ -354,8 +354,10 @@ class CrawlGraph:
         ``out`` (a len(ids) x 7 array, or view) if given."""
         if out is None:
             out = np.empty((len(ids), len(FEATURES)))
-        out[:, :4] = np.log1p(np.take(self.fl, ids, axis=0, mode="clip"))
-        out[:, 4:] = np.log1p(np.take(self.sl, ids, axis=0, mode="clip"))
+        # log1p in place on each gathered block: one temporary a block, not two (most of a re-rank's time)
+        for sums, columns in ((self.fl, slice(0, 4)), (self.sl, slice(4, 7))):
+            block = np.take(sums, ids, axis=0, mode="clip")
+            out[:, columns] = np.log1p(block, out=block)
         return out
 
     def feature(self, ids: np.ndarray, column: int) -> np.ndarray:
