@@ -153,6 +153,10 @@ def test_local_evidence_groups_hosts_by_registered_domain():
     policy.observe(Observation(0, seed, page, 0.5, 0.0, [Outlink(u, "x", host, True) for u, host in links]))
     local = [policy.own_rows([policy.graph.ids[u]])[0, OWN.index("local")] for u, _ in links]
     assert local == [1.0, 0.5, 0.0], "ox.ac.uk is one organisation; ac.uk is a public suffix, not a domain"
+    seed_host = policy.graph.host[policy.graph.ids[seed.url]]
+    # a host the graph has not numbered (a link's host other than the one its URL was first seen with): by name
+    assert policy._local_halves(seed_host, ["cs.ox.ac.uk", "www.ox.ac.uk", "maths.ox.ac.uk", "cam.ac.uk"]).tolist() \
+        == [2, 1, 1, 0]
 
 
 def test_rare_evidence_is_one_minus_the_hosts_share_of_the_fetches():
@@ -251,6 +255,7 @@ def test_a_checkpoint_of_six_float_columns_loads_into_the_compact_layout(tiny_we
     for name in ("own_scores", "own_path", "own_local"):  # what the older version's checkpoint held instead
         old.graph.untrack(old, name)
         del old.__dict__[name]
+    del old.__dict__["host_domain"], old.__dict__["domain_ids"]  # nor had it numbered the hosts' domains
     old.own = rows
     old.graph.track(old, "own", columns=len(OWN))
     old.own[:] = rows
