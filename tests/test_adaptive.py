@@ -264,3 +264,21 @@ def test_a_checkpoint_of_six_float_columns_loads_into_the_compact_layout(tiny_we
     assert resumed.own_rows(everyone).tobytes() == policy.own_rows(everyone).tobytes()
     assert sorted(a for o, a, _ in resumed.graph._tracked if o is resumed) == ["own_local", "own_path", "own_scores"]
     assert [resumed.select().url for _ in range(5)] == [policy.select().url for _ in range(5)]
+
+
+def test_evidence_gathered_in_blocks_and_per_host_is_the_same_as_row_by_row(monkeypatch):
+    from focuscrawl.strategies import adaptive
+
+    topic = TopicInputs("birds", ["bird"], ["bird nest", "train station"], [1, 0])
+    policy = make_policy("adaptive", explore=0.0, window=0)
+    policy.reset(CrawlContext(topic=topic, classifier=Quarter(), seeds=["http://h0.test/s"], budget=10, seed=0))
+    for step in range(3):
+        _observe(policy, policy.select(), 0.25 * step, [(f"http://h{k % 4}.test/{step}/{k}", "bird" * (k % 2))
+                                                         for k in range(40)])
+    frontier = policy.graph.frontier().copy()
+    assert len(frontier) > len(policy.host_names), "more URLs than hosts: the per-host path"
+    whole = policy._evidence(frontier)
+    monkeypatch.setattr(adaptive, "EVIDENCE_BLOCK", 3)
+    assert policy._evidence(frontier).tobytes() == whole.tobytes()
+    one_by_one = np.concatenate([policy._evidence(frontier[k:k + 1]) for k in range(len(frontier))])
+    assert one_by_one.tobytes() == whole.tobytes(), "each row as when it is predicted alone"

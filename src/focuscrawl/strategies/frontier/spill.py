@@ -34,7 +34,9 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 SPILL_AFTER = 200_000  # the default threshold: rows of each column kept in RAM before they move to disk
-CHUNK_URLS = 262_144  # URLs per chunk of a pass over all words (about 4 MB of words read at a time)
+# URLs per chunk of a pass over all words: about 650 KB of words, so that the per-chunk temporaries of a re-rank
+# (owners, weights) stay in the CPU's cache (a 1M-URL pass: 59 ms against 80-90 with 262,144)
+CHUNK_URLS = 16_384
 
 
 class UrlColumn:
