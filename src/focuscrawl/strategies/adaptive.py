@@ -192,7 +192,7 @@ def encode_own(rows: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarray,
     not be stored exactly."""
     rows = np.asarray(rows, dtype=np.float64).reshape(-1, len(OWN))
     path, local = rows[:, OWN.index("path")], rows[:, OWN.index("local")]
-    mantissa, exponent = np.frexp(path)
+    exponent = np.frexp(path)[1]  # path = 0.5 x 2^exponent
     halvings = np.where(path == 0, PATH_ZERO, 1 - exponent).astype(np.int16)
     halves = (local * 2).astype(np.int8)
     if not (np.array_equal(PATH_VALUES[np.clip(halvings, 0, PATH_ZERO)], path) and (halvings >= 0).all()
@@ -367,8 +367,9 @@ class AdaptivePolicy(ShardAware, Policy):
                              f"has {len(EVIDENCE)}")
 
     # -- evidence --------------------------------------------------------------------------------------
-    def _first_seen(self, ids: list[int], hosts: list[str], words: list[np.ndarray], scores: object,
-                    halvings: object, halves: object) -> None:
+    def _first_seen(self, ids: list[int], hosts: list[str], words: list[np.ndarray],
+                    scores: np.ndarray | list[tuple[float, ...]], halvings: int | np.ndarray,
+                    halves: np.ndarray) -> None:
         """Evidence of URLs seen for the first time: their hosts, their hashed words for the link model, and
         their OWN evidence as ``encode_own`` stores it (scores, path's halvings, local's halves; each an array
         or one value for all). One call per page (numpy's per-call cost is most of the work per URL)."""
@@ -679,8 +680,7 @@ class AdaptivePolicy(ShardAware, Policy):
         known = np.flatnonzero(~new & (graph.state[kids] == FRONTIER))
         if len(known):
             rows = kids[known]
-            parent = self.own_scores[rows, 0]
-            self.own_scores[rows, 0] = np.maximum(parent, relevance)
+            self.own_scores[rows, 0] = np.maximum(self.own_scores[rows, 0], relevance)
             self.own_path[rows] = np.minimum(self.own_path[rows], halvings)
             self.own_local[rows] = np.maximum(self.own_local[rows], halves[known])
         fresh = np.flatnonzero(new)
