@@ -40,6 +40,8 @@ SECTIONS = {
     # the evidence rows; the new links' evidence: context relevance, topic words, hashed words, link model)
     "adaptive": [
         (adaptive.AdaptivePolicy, "select"), (adaptive.AdaptivePolicy, "_rerank"),
+        (adaptive.AdaptivePolicy, "_refresh_link_model"), (ranking.Ranking, "rebuild"),
+        (adaptive.AdaptivePolicy, "_evidence"),
         (adaptive.AdaptivePolicy, "_explain"), (adaptive.AdaptivePolicy, "_take"),
         (adaptive.AdaptivePolicy, "_column"), (ranking.Ranking, "best"), (adaptive.AdaptivePolicy, "observe"),
         (graph.CrawlGraph, "intern"), (graph.CrawlGraph, "crawled_targets"), (graph.CrawlGraph, "crawl"),
