@@ -70,7 +70,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field
 
-from focuscrawl.policy import Count, CrawlContext, Fraction, Policy, PositiveFloat, ShardAware
+from focuscrawl.policy import Count, CrawlContext, Fraction, Policy, PositiveFloat, Ready, ShardAware
 from focuscrawl.strategies.frontier.graph import FEATURES, FRONTIER, CrawlGraph
 from focuscrawl.strategies.frontier.link_context import anchor_windows
 from focuscrawl.strategies.frontier.ranking import Ranking
@@ -246,7 +246,7 @@ class AdaptivePolicy(ShardAware, Policy):
                  forget: Annotated[float, Field(gt=0, le=1)] = 0.995, gamma: Fraction = 0.0,
                  learn_exploration: bool = False,
                  submodels: tuple[tuple[str, ...], ...] = (),
-                 spill_after: Annotated[int, Field(ge=0)] = SPILL_AFTER):
+                 spill_after: Annotated[int, Field(ge=0)] = SPILL_AFTER, ready_score: Fraction = 0.5):
         # Defaults chosen on the development suite's tuning half (docs/benchmark.md, "How defaults are chosen"):
         # no evidence trusted a priori (a best-first prior did worse on all 8 tuning rows), old samples forgotten
         # slowly, one selection in ten following a single piece of evidence, 100-character link contexts.
@@ -261,6 +261,10 @@ class AdaptivePolicy(ShardAware, Policy):
         # URL strings and hashed words held in RAM before they move to a scratch store on disk (frontier.spill):
         # exact, so it changes memory, never the crawl
         self.spill_after = spill_after
+        # A polite crawl (Policy.select_ready) takes a URL on a host it may fetch now over its best URL, whose host
+        # must wait, when the URL's predicted relevance is at least this: 0.5, the cut of a page's reward, so that
+        # fetches that would otherwise wait go to pages the model expects to be relevant, not to whatever is ready.
+        self.ready_score = ready_score
         for names in submodels:
             if set(names) - set(EVIDENCE):
                 raise ValueError(f"a submodel names unknown evidence; known: {', '.join(EVIDENCE)}")
@@ -308,7 +312,7 @@ class AdaptivePolicy(ShardAware, Policy):
         self.__dict__.update(learn_exploration=False, submodel_columns=[], submodels=[], model_error=np.zeros(1),
                              active=0, explored_pulls=np.zeros(len(EVIDENCE)),
                              explored_relevance=np.zeros(len(EVIDENCE)), exploring={}, _pooled=None,
-                             others_fetched=0)
+                             others_fetched=0, ready_score=0.5)
         self.__dict__.update(state)
         if "words" not in state:
             raise ValueError("an adaptive checkpoint from before its words were kept in frontier.spill")
@@ -426,6 +430,12 @@ class AdaptivePolicy(ShardAware, Policy):
 
     # -- the policy ------------------------------------------------------------------------------------
     def select(self) -> Selection | None:
+        return self.select_ready(None)
+
+    def select_ready(self, ready: Ready | None) -> Selection | None:
+        """``select``, taking the best URL whose host ``ready`` accepts if it is predicted relevant (``ready_score``;
+        ``Ranking.best``). Exploring steps keep their own choice: they are a tenth of the steps, and a wait for one
+        of them costs no more than before."""
         graph = self.graph
         if graph.n_front == 0:
             return None
@@ -446,7 +456,7 @@ class AdaptivePolicy(ShardAware, Policy):
             if self.learn_exploration:
                 self.exploring[graph.urls[i]] = column
         else:
-            best = self.ranking.best()
+            best = self.ranking.best(ready, self.ready_score)
             if best is None:
                 return None
             i = best
