@@ -246,7 +246,7 @@ class AdaptivePolicy(ShardAware, Policy):
                  forget: Annotated[float, Field(gt=0, le=1)] = 0.995, gamma: Fraction = 0.0,
                  learn_exploration: bool = False,
                  submodels: tuple[tuple[str, ...], ...] = (),
-                 spill_after: Annotated[int, Field(ge=0)] = SPILL_AFTER, ready_score: Fraction = 0.5):
+                 spill_after: Annotated[int, Field(ge=0)] = SPILL_AFTER, ready_score: Fraction = 0.8):
         # Defaults chosen on the development suite's tuning half (docs/benchmark.md, "How defaults are chosen"):
         # no evidence trusted a priori (a best-first prior did worse on all 8 tuning rows), old samples forgotten
         # slowly, one selection in ten following a single piece of evidence, 100-character link contexts.
@@ -262,8 +262,9 @@ class AdaptivePolicy(ShardAware, Policy):
         # exact, so it changes memory, never the crawl
         self.spill_after = spill_after
         # A polite crawl (Policy.select_ready) takes a URL on a host it may fetch now over its best URL, whose host
-        # must wait, when the URL's predicted relevance is at least this: 0.5, the cut of a page's reward, so that
-        # fetches that would otherwise wait go to pages the model expects to be relevant, not to whatever is ready.
+        # must wait, when the URL's predicted relevance is at least this: the fetches that would otherwise wait go to
+        # pages the model expects to be relevant, not to whatever is ready. Lower is faster and harvests less a page;
+        # 0.8 chosen on a tuning web (docs/results.md, section 18).
         self.ready_score = ready_score
         for names in submodels:
             if set(names) - set(EVIDENCE):
@@ -308,11 +309,12 @@ class AdaptivePolicy(ShardAware, Policy):
         self.ranking.update(seeds)
 
     def __setstate__(self, state: dict) -> None:
-        # A checkpoint written before the measured options existed resumes with them off.
+        # A checkpoint written before the measured options existed resumes with them off (ready_score: the default;
+        # it orders only polite concurrent crawls, whose order depends on the clock anyway).
         self.__dict__.update(learn_exploration=False, submodel_columns=[], submodels=[], model_error=np.zeros(1),
                              active=0, explored_pulls=np.zeros(len(EVIDENCE)),
                              explored_relevance=np.zeros(len(EVIDENCE)), exploring={}, _pooled=None,
-                             others_fetched=0, ready_score=0.5)
+                             others_fetched=0, ready_score=0.8)
         self.__dict__.update(state)
         if "words" not in state:
             raise ValueError("an adaptive checkpoint from before its words were kept in frontier.spill")
