@@ -175,3 +175,21 @@ def test_a_polite_crawl_tells_the_policy_which_hosts_a_fetch_could_start_on(tmp_
     assert calls, "the policy was never told which hosts are ready"
     assert any(said for _, said in calls) and not all(said for _, said in calls)
     assert fetcher.waited_beside_others == []
+
+
+def test_a_polite_breadth_first_crawl_takes_the_first_url_on_a_ready_host(tmp_path):
+    """``bfs`` told which hosts are ready takes the first queued URL on one of them, else its first."""
+    from focuscrawl.policy import CrawlContext
+    from focuscrawl.strategies.baselines import BreadthFirstPolicy
+    from focuscrawl.types import Observation, Outlink, Selection
+
+    policy = BreadthFirstPolicy()
+    policy.reset(CrawlContext(topic=None, classifier=None, seeds=["http://a.test/"], budget=10))
+    links = [Outlink(f"http://{host}.test/{k}", "", f"{host}.test", True) for host in "ab" for k in range(2)]
+    policy.observe(Observation(0, Selection("http://a.test/"), Page("http://a.test/", "http://a.test/", 200), 1.0,
+                               1.0, links=links))
+    waiting = {"a.test"}
+    assert policy.select_ready(lambda host: host not in waiting).url == "http://b.test/0"
+    assert policy.select_ready(lambda host: False).url == "http://a.test/"  # none ready: the first
+    assert [policy.select().url for _ in range(3)] == ["http://a.test/0", "http://a.test/1", "http://b.test/1"]
+    assert policy.select() is None
