@@ -3,7 +3,7 @@
     python -m benchmarks.full_crawl_vs_scrapy [--pages 50000] [--hosts 2000] [--latency-ms 50] [--budget 4000] \
         [--concurrency 64] [--reps 3] [--kinds bfs,adaptive,scrapy] [--out DIR] [--profile KIND]
 
-Builds a synthetic web (``focuscrawl web synth``: ``--pages`` pages on ``--hosts`` hosts), serves it on loopback
+Builds a synthetic web (``focuscrawl web synth``: ``--pages`` pages on ``--hosts`` hosts, ``--web-seed``), serves it on loopback
 (127.0.40.1 upwards, ``--latency-ms`` before each answer) in a subprocess, makes a topic of its topic 0 (the
 benchmark protocol's examples and 5 seeds) and crawls it ``--reps`` times with each kind, the kinds in a rotated
 order each repetition (A B C, B C A, C A B) so that a change in the machine's load falls on all of them:
@@ -21,7 +21,9 @@ order each repetition (A B C, B C A, C A B) so that a change in the machine's lo
 
 Each run stops after ``--budget`` responses to page requests (robots.txt not counted). Measured over the span from
 its first to its last page, in the crawling process: pages with status 200 per second, and the process's CPU
-seconds in that span per page (start-up, topic training and Scrapy's engine start are outside the span).
+seconds in that span per page (start-up, topic training and Scrapy's engine start are outside the span); and, by
+the web's labels (the benchmark's scoring only: no crawler sees them), the relevant pages of topic 0 among the pages
+with status 200 (held-out example pages not counted), and those per second.
 ``--profile KIND`` runs one more crawl of KIND under cProfile and prints its CPU per page by component.
 """
 
@@ -80,7 +82,7 @@ def focuscrawl_crawl(args: argparse.Namespace, span: Span) -> dict:
     from focuscrawl.config import CrawlConfig, load_config
     from focuscrawl.crawl import Crawler
 
-    config = load_config(CrawlConfig, None, ["plot=false"], topic=args.topic, out=args.run, strategy=args.kind,
+    config = load_config(CrawlConfig, None, ["plot=false", *args.set], topic=args.topic, out=args.run, strategy=args.kind,
                          budget=args.budget, hosts_map=args.hosts_map, concurrency=args.concurrency, warc=True,
                          progress="none")
 
@@ -169,8 +171,20 @@ def one_crawl(args: argparse.Namespace) -> None:
 
 
 # -- the benchmark ------------------------------------------------------------------------------------------------
+def relevant_fetched(run: Path, relevant: frozenset[str]) -> int:
+    """Relevant pages among a run's pages with status 200: focuscrawl's pages.jsonl, Scrapy's feed."""
+    feed = run / "pages.jsonl" if (run / "pages.jsonl").exists() else run / "items.jsonl"
+    fetched = set()
+    with feed.open() as lines:
+        for line in lines:
+            page = json.loads(line)
+            if page.get("status") == 200:
+                fetched.add(page["url"])
+    return len(fetched & relevant)
+
+
 def run_one(label: str, run: Path, topic: Path, hosts_map: Path, args: argparse.Namespace,
-            profile_to: Path | None = None) -> dict:
+            profile_to: Path | None = None, relevant: frozenset[str] = frozenset()) -> dict:
     """One crawl in a subprocess; ``label`` is a kind, or ``KIND@baseline`` for the kind with ``--baseline``'s code."""
     kind, _, baseline = label.partition("@")
     env = dict(os.environ)
@@ -178,7 +192,7 @@ def run_one(label: str, run: Path, topic: Path, hosts_map: Path, args: argparse.
         env["PYTHONPATH"] = os.pathsep.join([args.baseline, os.getcwd()])  # the baseline's focuscrawl, these scripts
     command = [sys.executable, "-m", "benchmarks.full_crawl_vs_scrapy", "--one", kind, "--run", str(run),
                "--topic", str(topic), "--hosts-map", str(hosts_map), "--budget", str(args.budget),
-               "--concurrency", str(args.concurrency)]
+               "--concurrency", str(args.concurrency), *(f"--set={setting}" for setting in args.set)]
     if profile_to is not None:
         command += ["--profile-to", str(profile_to)]
     shutil.rmtree(run, ignore_errors=True)  # a run folder left from before would be resumed, its budget spent
@@ -187,6 +201,8 @@ def run_one(label: str, run: Path, topic: Path, hosts_map: Path, args: argparse.
     row = json.loads(done.stdout.strip().splitlines()[-1])
     row["kind"] = label
     row["load"] = round(load, 2)
+    row["relevant"] = relevant_fetched(run, relevant)
+    row["relevant_per_s"] = round(row["relevant"] / row["span_s"], 1) if row["span_s"] else 0.0
     return row
 
 
@@ -194,15 +210,19 @@ def summary(rows: list[dict]) -> list[str]:
     """Per kind: each repetition's pages/s and CPU per page, their medians, and the ratio to Scrapy's median."""
     kinds = list(dict.fromkeys(row["kind"] for row in rows))
     medians = {kind: statistics.median(r["ok_per_s"] for r in rows if r["kind"] == kind) for kind in kinds}
-    lines = ["| crawler | 200s/s per repetition | median | CPU ms/page per repetition | median | / Scrapy (200s/s) |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| crawler | 200s/s per repetition | median | CPU ms/page per repetition | median | / Scrapy (200s/s) "
+             "| relevant pages per repetition | relevant/s median |",
+             "|---|---|---|---|---|---|---|---|"]
     for kind in kinds:
         mine = [r for r in rows if r["kind"] == kind]
         cpu = statistics.median(r["cpu_ms_per_page"] for r in mine)
         ratio = f"{medians[kind] / medians['scrapy']:.2f}" if medians.get("scrapy") else "-"
         rates = ", ".join(f"{r['ok_per_s']:.1f}" for r in mine)
         cpus = ", ".join(f"{r['cpu_ms_per_page']:.2f}" for r in mine)
-        lines.append(f"| {kind} | {rates} | {medians[kind]:.1f} | {cpus} | {cpu:.2f} | {ratio} |")
+        relevant = ", ".join(str(r["relevant"]) for r in mine)
+        relevant_rate = statistics.median(r["relevant_per_s"] for r in mine)
+        lines.append(f"| {kind} | {rates} | {medians[kind]:.1f} | {cpus} | {cpu:.2f} | {ratio} | {relevant} "
+                     f"| {relevant_rate:.1f} |")
     return lines
 
 
@@ -210,6 +230,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pages", type=int, default=50_000)
     parser.add_argument("--hosts", type=int, default=2000)
+    parser.add_argument("--web-seed", type=int, default=0, help="the synthetic web's seed")
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--budget", type=int, default=4000)
     parser.add_argument("--concurrency", type=int, default=64)
@@ -217,6 +238,8 @@ def main() -> None:
     parser.add_argument("--kinds", default="bfs,adaptive,scrapy")
     parser.add_argument("--baseline", metavar="SRC", help="also crawl each focuscrawl kind with the focuscrawl "
                         "package in SRC (e.g. another checkout's src), as KIND@baseline, interleaved with the rest")
+    parser.add_argument("-s", "--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a setting of the focuscrawl crawls, as `focuscrawl crawl -s` (repeatable)")
     parser.add_argument("--out", help="working folder (default: a new temporary one); the web is kept there")
     parser.add_argument("--profile", metavar="KIND", help="then one crawl of KIND under cProfile: CPU by component")
     parser.add_argument("--one", dest="kind", help=argparse.SUPPRESS)
@@ -235,16 +258,20 @@ def main() -> None:
             sys.exit(f"error: --baseline {args.baseline} holds no focuscrawl package")
         kinds += [f"{kind}@baseline" for kind in kinds if kind in FOCUSCRAWL_KINDS]
     out = Path(args.out or tempfile.mkdtemp(prefix="full-crawl-"))
-    web_dir = out / f"web-{args.pages}-{args.hosts}"
+    web_dir = out / (f"web-{args.pages}-{args.hosts}" + (f"-seed{args.web_seed}" if args.web_seed else ""))
     if not (web_dir / "web.sqlite").exists():
         from focuscrawl.web.synth import synthesize
 
-        synthesize(web_dir, args.pages, hosts=args.hosts, seed=0)
+        synthesize(web_dir, args.pages, hosts=args.hosts, seed=args.web_seed)
     topic_dir = web_dir.with_name(web_dir.name + "-topic")
     if not topic_dir.exists():
         from benchmarks.distributed_rate import make_topic
 
         make_topic(web_dir, topic_dir)
+    from focuscrawl.bench.protocol import load_topic
+    from focuscrawl.web.store import OfflineWeb
+
+    relevant = load_topic(OfflineWeb(web_dir), "synth.topic0").truth.relevant
     print(f"web {web_dir} ({args.pages} pages, {args.hosts} hosts), latency {args.latency_ms:g} ms, budget "
           f"{args.budget}, {args.concurrency} in flight, 1 s per host; load {os.getloadavg()}", flush=True)
     rows: list[dict] = []
@@ -253,12 +280,14 @@ def main() -> None:
         hosts_map.write_text(json.dumps(hosts))
         for rep in range(args.reps):
             for kind in kinds[rep % len(kinds):] + kinds[:rep % len(kinds)]:
-                row = run_one(kind, out / f"run-{kind.replace('@', '-')}-{rep}", topic_dir, hosts_map, args)
+                row = run_one(kind, out / f"run-{kind.replace('@', '-')}-{rep}", topic_dir, hosts_map, args,
+                              relevant=relevant)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
         if args.profile:
             stats_file = out / f"profile-{args.profile}.pstats"
-            row = run_one(args.profile, out / f"run-{args.profile}-profile", topic_dir, hosts_map, args, stats_file)
+            row = run_one(args.profile, out / f"run-{args.profile}-profile", topic_dir, hosts_map, args, stats_file,
+                          relevant)
             print(json.dumps({**row, "profiled": True}), flush=True)
     for line in summary(rows) if rows else []:
         print(line)

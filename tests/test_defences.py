@@ -588,3 +588,26 @@ def test_short_word_share_reads_written_text_not_keywords_and_leaves_unspaced_sc
     assert short_word_share(stuffed, 30) < DefenceSettings().link_farms.max_short_share
     assert short_word_share("bird nest", 30) is None  # too short to judge
     assert short_word_share("鸟类筑巢 " * 40, 30) is None  # no spaces between words: never judged
+
+
+def test_a_polite_hint_names_a_host_backing_off_as_not_ready(tmp_path):
+    """``next_selection(ready)`` hands the policy the driver's hint with the engine's own held-back hosts added: a
+    host backing off after failures is not ready, whatever the driver says."""
+    with WebWriter(tmp_path / "w", {"name": "failing"}) as w:
+        w.add_page("http://hub.test/", title="hub", text=page_text(BIRD_WORDS, 0), labels=["birds"])
+        for i in range(10):
+            w.add_link("http://hub.test/", f"http://bad.test/b{i}", "bird")
+            w.add_link("http://hub.test/", f"http://good.test/g{i}", "bird")
+            w.add_page(f"http://good.test/g{i}", title=f"g{i}", text=page_text(BIRD_WORDS, i + 1), labels=["birds"])
+    web = Wrapped(OfflineWeb(tmp_path / "w"), failing=("bad.test",))
+    settings = RunSettings(budget=30, seed=0, reward_model="tfidf", defences=DefenceSettings())
+    built = build_crawl(settings, "bfs", TOPIC, ["http://hub.test/"], judge=GroundTruth("birds", frozenset()))
+    engine, verdicts = built.engine, []
+    built.policy.select_ready = lambda ready: verdicts.append((ready("bad.test"), ready("good.test"))) or \
+        built.policy.select()
+    for _ in range(12):
+        selection = engine.next_selection(lambda host: True)
+        engine.record(selection.url, web.fetch(selection.url))
+    assert verdicts[0] == (True, True)  # nothing has failed yet
+    assert (False, True) in verdicts, "bad.test backs off after its failures: not ready"
+    assert engine.defences.hosts.waiting("bad.test", engine.stats.steps)

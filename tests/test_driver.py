@@ -108,19 +108,88 @@ class DueFetcher(SlottedFetcher):
                     text=_text(BIRD_WORDS, len(self.asked)), outlinks=links)
 
 
-def test_a_fetch_starts_when_its_host_is_due_not_to_wait_in_flight(tmp_path):
-    """With other fetches in flight, a selection whose host is still within its delay waits in the driver (its
-    robots.txt prepared meanwhile) rather than holding a place in flight through the delay."""
+def _crawl_due_web(tmp_path, fetcher: DueFetcher, strategy: str) -> list[str]:
+    """The URLs a crawl of ``DUE_WEB`` from its seed fetched, 4 in flight."""
     from focuscrawl.crawl import Crawler
-
-    fetcher = DueFetcher()
 
     async def go():
         crawler = Crawler(topic=_topic_dir(tmp_path / "topic", ["http://seed.test/"]), out=tmp_path / "run",
-                          progress="none", plot=False, fetcher=fetcher, strategy="bfs", budget=19, concurrency=4)
+                          progress="none", plot=False, fetcher=fetcher, strategy=strategy, budget=19, concurrency=4)
         return [record.url async for record in crawler.run()]
 
-    fetched = asyncio.run(go())
+    return asyncio.run(go())
+
+
+def test_a_fetch_starts_when_its_host_is_due_not_to_wait_in_flight(tmp_path):
+    """With other fetches in flight, a selection whose host is still within its delay waits in the driver (its
+    robots.txt prepared meanwhile) rather than holding a place in flight through the delay."""
+    fetcher = DueFetcher()
+    fetched = _crawl_due_web(tmp_path, fetcher, "bfs")
     assert sorted(fetched) == sorted(["http://seed.test/", *DUE_WEB])  # nothing lost, nothing twice
     assert fetcher.waited_beside_others == [], "a fetch sat out its host's delay in flight"
     assert set(fetcher.prepared) <= set(DUE_WEB) and fetcher.prepared, "what waits is prepared"
+
+
+class SiteFetcher(DueFetcher):
+    """``DueFetcher`` that names a site's slots, so that the driver tells the policy which hosts are ready."""
+
+    def __init__(self):
+        super().__init__()
+        self.busy: set[str] = set()
+
+    def site_slots(self, site: str) -> tuple[str, ...]:
+        return (site,)
+
+    async def fetch(self, url: str) -> Page:
+        host = self.slot(url)
+        self.busy.add(host)
+        try:
+            return await super().fetch(url)
+        finally:
+            self.busy.discard(host)
+
+
+def test_a_polite_crawl_tells_the_policy_which_hosts_a_fetch_could_start_on(tmp_path, monkeypatch):
+    """With fetches in flight the driver asks ``select_ready``; a host it calls ready has no fetch in flight and is
+    past its delay. Adaptive's choice among ready hosts is checked in test_frontier; here, that the hint is true."""
+    from focuscrawl.crawl import Crawler
+    from focuscrawl.strategies.adaptive import AdaptivePolicy
+
+    fetcher = SiteFetcher()
+    calls: list[tuple[str, bool]] = []
+    select_ready = AdaptivePolicy.select_ready
+
+    def recording(self, ready):
+        if ready is None:  # ``select``: nothing in flight
+            return select_ready(self, ready)
+        for host in ["seed.test", *(urlsplit(h).hostname for h in HOSTS)]:
+            truly = host not in fetcher.busy and fetcher.ready_in(host) == 0
+            said = ready(host)
+            calls.append((host, said))
+            assert not said or truly, f"{host} called ready while busy or within its delay"
+        return select_ready(self, ready)
+
+    monkeypatch.setattr(AdaptivePolicy, "select_ready", recording)
+    fetched = _crawl_due_web(tmp_path, fetcher, "adaptive")
+    assert sorted(fetched) == sorted(["http://seed.test/", *DUE_WEB])  # nothing lost, nothing twice
+    assert calls, "the policy was never told which hosts are ready"
+    assert any(said for _, said in calls) and not all(said for _, said in calls)
+    assert fetcher.waited_beside_others == []
+
+
+def test_a_polite_breadth_first_crawl_takes_the_first_url_on_a_ready_host(tmp_path):
+    """``bfs`` told which hosts are ready takes the first queued URL on one of them, else its first."""
+    from focuscrawl.policy import CrawlContext
+    from focuscrawl.strategies.baselines import BreadthFirstPolicy
+    from focuscrawl.types import Observation, Outlink, Selection
+
+    policy = BreadthFirstPolicy()
+    policy.reset(CrawlContext(topic=None, classifier=None, seeds=["http://a.test/"], budget=10))
+    links = [Outlink(f"http://{host}.test/{k}", "", f"{host}.test", True) for host in "ab" for k in range(2)]
+    policy.observe(Observation(0, Selection("http://a.test/"), Page("http://a.test/", "http://a.test/", 200), 1.0,
+                               1.0, links=links))
+    waiting = {"a.test"}
+    assert policy.select_ready(lambda host: host not in waiting).url == "http://b.test/0"
+    assert policy.select_ready(lambda host: False).url == "http://a.test/"  # none ready: the first
+    assert [policy.select().url for _ in range(3)] == ["http://a.test/0", "http://a.test/1", "http://b.test/1"]
+    assert policy.select() is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from focuscrawl.strategies.frontier.graph import CrawlGraph
 from focuscrawl.strategies.frontier.link_context import anchor_windows
@@ -67,3 +68,69 @@ def test_anchor_windows_centre_successive_occurrences():
     first, second, missing = anchor_windows(text, ["owl", "Owl", "hawk"], 20)
     assert first == "x" * 10 + "Owl" + "y" * 10 and second == "y" * 10 + "owl" + "z" * 10
     assert missing == "hawk"
+
+
+def _brute_best(graph, values, ready, floor):
+    """The argmax by (score, earliest id) of the eligible frontier nodes, else of all; None if the frontier is empty."""
+    frontier = np.sort(graph.frontier())
+    if len(frontier) == 0:
+        return None
+    eligible = [i for i in frontier.tolist() if ready(graph.host_names[graph.host[i]]) and values[i] >= floor]
+    pool = np.array(eligible) if eligible else frontier
+    top = values[pool].max()
+    return int(pool[values[pool] == top].min())
+
+
+@pytest.mark.parametrize("n,keep,floor", [(300, 8, -np.inf), (300, 8, 0.5), (60_000, 8, 0.3)])
+def test_ranking_for_ready_hosts_returns_the_best_eligible_node_or_else_the_best_of_all(n, keep, floor):
+    """A polite crawl asks for the best URL on a host it may fetch now (and scored ``floor`` or more); hosts move in
+    and out of their delay, scores change, selections leave the frontier: the answer is always the brute-force
+    one, ties to the earliest node, and a node whose host waits is taken once no eligible node is left."""
+    graph = CrawlGraph()
+    rng = np.random.default_rng(5)
+    hosts = [f"h{k}" for k in rng.integers(0, 12, n)]
+    graph.intern([f"http://{h}/{i}" for i, h in enumerate(hosts)], hosts)
+    values = np.round(rng.uniform(size=graph.capacity), 2)  # rounded: ties
+    ranking = Ranking(graph, lambda x: values[x], keep=keep)
+    ranking.rebuild()
+    resting: set[str] = set()
+    steps = 400 if n < 1000 else 150
+    for step in range(steps):
+        if step % 7 == 0:
+            changed = rng.choice(graph.frontier(), size=min(5, graph.n_front), replace=False)
+            values[changed] = np.round(rng.uniform(size=len(changed)), 2)
+            ranking.update(changed)
+        if step % 3 == 0:  # some hosts enter their delay, others leave it
+            resting = {f"h{k}" for k in rng.choice(12, size=int(rng.integers(0, 13)), replace=False)}
+        if step % 50 == 49:
+            ranking.rebuild()
+        ready = (lambda host: host not in resting) if step % 10 else None  # one call in ten plain
+        best = ranking.best(ready, floor) if ready else ranking.best()
+        expected = _brute_best(graph, values, ready or (lambda host: True), floor if ready else -np.inf)
+        assert best == expected, f"step {step}"
+        if best is None:
+            break
+        graph.take(best)
+
+
+def test_ranking_for_ready_hosts_digs_at_most_once_between_rebuilds_when_no_host_is_ready():
+    """A crawl of one site: its host is never ready while a fetch is in flight. The ranking gives its best node and
+    does not search the frontier again at every step."""
+    graph = CrawlGraph()
+    graph.intern([f"http://one/{i}" for i in range(5000)], ["one"] * 5000)
+    values = np.random.default_rng(6).uniform(size=graph.capacity)
+    ranking = Ranking(graph, lambda x: values[x], keep=8)
+    ranking.rebuild()
+    scored = 0
+
+    def count(ids):
+        nonlocal scored
+        scored += len(ids)
+        return values[ids]
+
+    ranking.score = count
+    for _ in range(100):
+        best = ranking.best(lambda host: False, 0.0)
+        assert values[best] == values[graph.frontier()].max()
+        graph.take(best)
+    assert scored <= 2 * 5000, "the frontier was searched again and again"

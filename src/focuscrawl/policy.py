@@ -44,6 +44,15 @@ fetched it, with only the links this shard owns (memo None, as for a URL the pol
 shards pool or average (adaptive, TRES). A single-process crawl never uses any of it, but for ``adopt``:
 ``focuscrawl.scrapy`` hands a policy the links of a page Scrapy fetched outside it the same way.
 
+Polite crawls (the HTTP driver with fetches in flight) call ``select_ready(ready)`` instead of ``select``:
+``ready(host)`` says whether a fetch from that host could start now, or must wait for the host's politeness
+(a delay since its last fetch, a fetch in flight, robots.txt being read). It is a hint: the default is
+``select()``, and a policy that takes it (adaptive) returns its best URL on a ready host if it expects that URL
+to be relevant enough, and its best URL otherwise. A selection on a host that is not ready is still fetched, after the wait; without the hint,
+a policy whose best URLs crowd on the few hosts it has just fetched makes the crawl go at one page per such host
+per delay, whatever the network allows. Offline webs, benchmarks and ``concurrency=1`` never pass it, so
+their crawls do not depend on the clock.
+
 Optional: ``diagnostics()`` returns numbers worth showing about the policy's internals (tree leaves,
 epsilon, ...), read by ``focuscrawl bench-policy`` and progress displays.
 
@@ -57,8 +66,9 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, TypeAlias
 
 import numpy as np
 from pydantic import Field
@@ -70,8 +80,10 @@ Fraction = Annotated[float, Field(ge=0, le=1)]  # a probability, a rate, a disco
 PositiveFloat = Annotated[float, Field(gt=0)]
 Count = Annotated[int, Field(ge=1)]
 
-__all__ = ["Count", "CrawlContext", "Fraction", "Observation", "Policy", "PositiveFloat", "Selection", "ShardAware",
-           "adopt"]
+Ready: TypeAlias = Callable[[str], bool]  # whether a fetch from this host could start now (``Policy.select_ready``)
+
+__all__ = ["Count", "CrawlContext", "Fraction", "Observation", "Policy", "PositiveFloat", "Ready", "Selection",
+           "ShardAware", "adopt"]
 
 
 @dataclass
@@ -107,6 +119,11 @@ class Policy(ABC):
     @abstractmethod
     def observe(self, observation: Observation) -> None:
         """Learn from the fetch of one of this policy's selections and add its outlinks to the frontier."""
+
+    def select_ready(self, ready: Ready) -> Selection | None:
+        """Like ``select``, preferring a URL whose host ``ready(host)`` accepts (a hint of polite crawls; None only
+        when the frontier is empty). Optional: the default ignores the hint."""
+        return self.select()
 
     def on_host_capped(self, host: str) -> None:
         """The engine will not fetch from ``host`` again (per-domain cap). Optional eager clean-up."""

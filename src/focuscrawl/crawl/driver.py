@@ -23,6 +23,11 @@ delay (1 s by default) holding one of the ``concurrency`` places, and a crawl wh
 has just fetched would go at ``concurrency`` pages per delay, whatever the network and the CPU allow. With nothing
 in flight a selection starts at once, ready or not, so that ``concurrency=1`` keeps the calls of
 ``CrawlEngine.run``.
+
+Such a fetcher that also names the slots of a site (``site_slots``) lets the driver say, when it asks for a
+selection while fetches are in flight, which hosts a fetch could start on now (``CrawlEngine.next_selection(ready)``,
+``Policy.select_ready``): a policy that takes the hint picks its best URL among those, instead of its best URLs
+waiting here one per host per delay.
 """
 
 from __future__ import annotations
@@ -86,6 +91,7 @@ class CrawlDriver:
         self._capacity = max(1, int(getattr(fetcher, "slot_capacity", 1)))
         self._ready_in = getattr(fetcher, "ready_in", None) if self._slot is not None else None
         self._prepare = getattr(fetcher, "prepare", None) if self._ready_in is not None else None
+        self._site_slots = getattr(fetcher, "site_slots", None) if self._ready_in is not None else None
         self._busy: Counter[str] = Counter()  # fetches started per slot, not yet completed
         self._waiting: dict[str, deque[str]] = {}  # a busy slot's selected URLs, oldest first
         self._waiting_count = 0
@@ -121,7 +127,8 @@ class CrawlDriver:
                         else:
                             if self._waiting_full():
                                 break
-                            selection = self.engine.next_selection()
+                            polite = self._site_slots is not None and bool(self.pending)
+                            selection = self.engine.next_selection(self._site_ready if polite else None)
                             if selection is None:
                                 break
                             url = selection.url
@@ -173,6 +180,14 @@ class CrawlDriver:
         ``concurrency`` x delay / response time are needed to keep every fetch busy without undercutting a delay)."""
         queued = self._waiting_count - len(self._waiting)
         return queued >= 4 * self.concurrency or self._waiting_count >= 16 * self.concurrency
+
+    def _site_ready(self, site: str) -> bool:
+        """Whether a fetch from ``site`` (a policy's host) could start now: none of its slots full, with selections
+        waiting, or within its politeness delay."""
+        for slot in self._site_slots(site):
+            if self._busy[slot] >= self._capacity or slot in self._waiting or self._ready_in(slot) > 0:
+                return False
+        return True
 
     def _must_wait(self, url: str, slot: str) -> bool:
         """Whether ``url`` waits in the driver for its host's politeness, other fetches being in flight."""

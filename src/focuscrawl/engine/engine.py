@@ -39,7 +39,7 @@ from focuscrawl.engine.defences import (
     url_patterns,
 )
 from focuscrawl.engine.scope import Scope
-from focuscrawl.policy import CrawlContext, Policy, adopt
+from focuscrawl.policy import CrawlContext, Policy, Ready, adopt
 from focuscrawl.types import (
     ForeignLinks,
     Observation,
@@ -148,18 +148,25 @@ class CrawlEngine:
     def done(self) -> bool:
         return self.stats.steps + len(self._in_flight) >= self.budget
 
-    def next_selection(self) -> Selection | None:
-        """Ask the policy for the next URL worth fetching; None when the budget or frontier is spent."""
+    def next_selection(self, ready: Ready | None = None) -> Selection | None:
+        """Ask the policy for the next URL worth fetching; None when the budget or frontier is spent.
+
+        ``ready(host)``: whether a fetch from the host could start now (a polite driver's hint, passed on to
+        ``Policy.select_ready`` with the hosts the engine holds back, those backing off, refused)."""
         if self.done:
             return None
         started = time.perf_counter()
         defences = self.defences
+        if ready is not None and defences.hosts is not None:
+            hosts, steps, polite = defences.hosts, self.stats.steps, ready
+            ready = lambda host: polite(host) and not hosts.waiting(host, steps)  # noqa: E731
         try:
             while True:
                 # the engine's own first: a soft-404 probe, a parked selection whose host's back-off is over
                 selection, earlier_s, released = self._engine_selection()
                 if selection is None:
-                    selection, earlier_s = self.policy.select(), 0.0
+                    selection = self.policy.select() if ready is None else self.policy.select_ready(ready)
+                    earlier_s = 0.0
                     if selection is None:
                         # nothing else to fetch: a host still backing off is tried now rather than never
                         selection, earlier_s, released = self._release_parked(anyway=True)

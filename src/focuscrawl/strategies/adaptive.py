@@ -70,7 +70,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field
 
-from focuscrawl.policy import Count, CrawlContext, Fraction, Policy, PositiveFloat, ShardAware
+from focuscrawl.policy import Count, CrawlContext, Fraction, Policy, PositiveFloat, Ready, ShardAware
 from focuscrawl.strategies.frontier.graph import FEATURES, FRONTIER, CrawlGraph
 from focuscrawl.strategies.frontier.link_context import anchor_windows
 from focuscrawl.strategies.frontier.ranking import Ranking
@@ -268,7 +268,7 @@ class AdaptivePolicy(ShardAware, Policy):
                  forget: Annotated[float, Field(gt=0, le=1)] = 0.995, gamma: Fraction = 0.0,
                  learn_exploration: bool = False,
                  submodels: tuple[tuple[str, ...], ...] = (),
-                 spill_after: Annotated[int, Field(ge=0)] = SPILL_AFTER):
+                 spill_after: Annotated[int, Field(ge=0)] = SPILL_AFTER, ready_score: Fraction = 0.8):
         # Defaults chosen on the development suite's tuning half (docs/benchmark.md, "How defaults are chosen"):
         # no evidence trusted a priori (a best-first prior did worse on all 8 tuning rows), old samples forgotten
         # slowly, one selection in ten following a single piece of evidence, 100-character link contexts.
@@ -283,6 +283,11 @@ class AdaptivePolicy(ShardAware, Policy):
         # URL strings and hashed words held in RAM before they move to a scratch store on disk (frontier.spill):
         # exact, so it changes memory, never the crawl
         self.spill_after = spill_after
+        # A polite crawl (Policy.select_ready) takes a URL on a host it may fetch now over its best URL, whose host
+        # must wait, when the URL's predicted relevance is at least this: the fetches that would otherwise wait go to
+        # pages the model expects to be relevant, not to whatever is ready. Lower is faster and harvests less a page;
+        # 0.8 chosen on a tuning web (docs/results.md, section 18).
+        self.ready_score = ready_score
         for names in submodels:
             if set(names) - set(EVIDENCE):
                 raise ValueError(f"a submodel names unknown evidence; known: {', '.join(EVIDENCE)}")
@@ -346,11 +351,12 @@ class AdaptivePolicy(ShardAware, Policy):
         np.take(LOCAL_VALUES, np.take(self.own_local, ids, mode="clip"), out=out[:, len(SCORES) + 1], mode="clip")
 
     def __setstate__(self, state: dict) -> None:
-        # A checkpoint written before the measured options existed resumes with them off.
+        # A checkpoint written before the measured options existed resumes with them off (ready_score: the default;
+        # it orders only polite concurrent crawls, whose order depends on the clock anyway).
         self.__dict__.update(learn_exploration=False, submodel_columns=[], submodels=[], model_error=np.zeros(1),
                              active=0, explored_pulls=np.zeros(len(EVIDENCE)),
                              explored_relevance=np.zeros(len(EVIDENCE)), exploring={}, _pooled=None,
-                             others_fetched=0)
+                             others_fetched=0, ready_score=0.8)
         self.__dict__.update(state)
         if "host_domain" not in state:  # a checkpoint from before domains were numbered: numbered from now on
             self._number_domains()
@@ -539,6 +545,12 @@ class AdaptivePolicy(ShardAware, Policy):
 
     # -- the policy ------------------------------------------------------------------------------------
     def select(self) -> Selection | None:
+        return self.select_ready(None)
+
+    def select_ready(self, ready: Ready | None) -> Selection | None:
+        """``select``, taking the best URL whose host ``ready`` accepts if it is predicted relevant (``ready_score``;
+        ``Ranking.best``). Exploring steps keep their own choice: they are a tenth of the steps, and a wait for one
+        of them costs no more than before."""
         graph = self.graph
         if graph.n_front == 0:
             return None
@@ -559,7 +571,7 @@ class AdaptivePolicy(ShardAware, Policy):
             if self.learn_exploration:
                 self.exploring[graph.urls[i]] = column
         else:
-            best = self.ranking.best()
+            best = self.ranking.best(ready, self.ready_score)
             if best is None:
                 return None
             i = best

@@ -6,10 +6,12 @@ import heapq
 import math
 from collections import deque
 from collections.abc import Callable
+from itertools import islice
 
-from focuscrawl.policy import CrawlContext, Policy
+from focuscrawl.policy import CrawlContext, Policy, Ready
 from focuscrawl.strategies.registry import StrategySpec, register
 from focuscrawl.types import Observation, Selection
+from focuscrawl.urls import domain_of
 
 
 class RandomPolicy(Policy):
@@ -31,17 +33,38 @@ class RandomPolicy(Policy):
         self.frontier.extend(link.url for link in observation.links if link.new)
 
 
+READY_WINDOW = 2048  # queued URLs a polite breadth-first step looks through for one on a ready host
+
+
 class BreadthFirstPolicy(Policy):
-    """First discovered, first fetched."""
+    """First discovered, first fetched; in a polite crawl, the first on a host a fetch could start on now."""
 
     def reset(self, context: CrawlContext) -> None:
-        self.queue: deque[str] = deque(context.seeds)
+        self.queue: deque[tuple[str, str]] = deque((url, domain_of(url)) for url in context.seeds)
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if self.queue and isinstance(self.queue[0], str):  # a checkpoint that queued URLs alone
+            self.queue = deque((url, domain_of(url)) for url in self.queue)
 
     def select(self) -> Selection | None:
-        return Selection(self.queue.popleft(), reason="first in, first out") if self.queue else None
+        return Selection(self.queue.popleft()[0], reason="first in, first out") if self.queue else None
+
+    def select_ready(self, ready: Ready) -> Selection | None:
+        """The first of the first ``READY_WINDOW`` queued URLs whose host is ready, else the first: a host within its
+        politeness delay does not hold up the others (as Scrapy's per-host download slots)."""
+        verdict: dict[str, bool] = {}
+        for k, (url, host) in enumerate(islice(self.queue, READY_WINDOW)):
+            ok = verdict.get(host)
+            if ok is None:
+                ok = verdict[host] = ready(host)
+            if ok:
+                del self.queue[k]
+                return Selection(url, reason="first in, first out among hosts that are ready")
+        return self.select()
 
     def observe(self, observation: Observation) -> None:
-        self.queue.extend(link.url for link in observation.links if link.new)
+        self.queue.extend((link.url, link.host) for link in observation.links if link.new)
 
 
 class GreedyOraclePolicy(Policy):

@@ -366,6 +366,10 @@ class HttpFetcher:
         host = _host_of(url)
         return registered_domain(host) if self.config.politeness == "domain" else host
 
+    def site_slots(self, site: str) -> tuple[str, ...]:
+        """The slots of the URLs of a crawl's site (``focuscrawl.urls.domain_of``: a host without ``www.``)."""
+        return (registered_domain(site),) if self.config.politeness == "domain" else (site, f"www.{site}")
+
     @property
     def slot_capacity(self) -> int:
         """Requests a slot serves at once (a crawl driver gives it no more)."""

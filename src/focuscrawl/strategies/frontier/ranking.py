@@ -11,18 +11,32 @@ enter the heap. Order is by (score descending, id ascending), ties going to the 
 node; ``limit`` is the best such key left out of the heap. Every node outside the heap has a key no
 better than that until an update pushes it, so while the live top beats ``limit`` it is the true argmax,
 and when it does not we rebuild. A rebuild is O(frontier) numpy work plus O(keep) Python.
+
+``best(ready, floor)`` is the argmax over the nodes whose host ``ready(host)`` accepts and whose score is at least
+``floor``: under politeness, the best URL a fetch could start on now that is still worth a fetch; the argmax of all
+when there is none (it waits for its host). Entries of hosts that are not ready are parked, in a heap per host,
+as they reach the top, and go back into the heap once the host is ready; ``limit`` then bounds the nodes outside
+the heap and the parked lists together. A rebuild for ``ready`` keeps the best ``keep`` eligible nodes among the
+best ``READY_DEPTH x keep`` in the heap and parks the better nodes of hosts that are not ready, so that a policy
+whose best URLs crowd on a few hosts it has just fetched digs past them in one pass. When it finds none, the
+ranking does not dig again until the next rebuild (``starved``): a crawl of one site would otherwise search its
+whole frontier at every step.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable
 
 import numpy as np
 
+from focuscrawl.policy import Ready
 from focuscrawl.strategies.frontier.graph import FRONTIER, CrawlGraph
 
 KEEP_FRACTION = 100  # on large frontiers the heap keeps 1 node in KEEP_FRACTION (see ``rebuild``)
+
+READY_DEPTH = 16  # a rebuild for ``ready`` looks this many times ``keep`` nodes deep for nodes of ready hosts
 
 
 class Ranking:
@@ -32,8 +46,15 @@ class Ranking:
         self.keep = keep
         graph.track(self, "value", -np.inf)
         self.heap: list[tuple[float, int]] = []
-        self.limit = (np.inf, 0)  # (-score, id) of the best node left out of the heap
+        self.parked: dict[int, list[tuple[float, int]]] = {}  # host number -> a heap of the entries passed over
+        self.limit = (np.inf, 0)  # (-score, id) of the best node left out of the heap and the parked entries
         self.rebuilds = 0
+        self.starved = False  # a rebuild for ``ready`` found no eligible node: none until the next rebuild
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("parked", {})  # checkpoints written before ``best(ready)``
+        self.__dict__.setdefault("starved", False)
 
     def update(self, ids: np.ndarray) -> None:
         """Rescore ``ids`` (frontier nodes whose estimate may have changed)."""
@@ -48,17 +69,22 @@ class Ranking:
         if len(heap) > 4 * self.graph.n_front + 4 * self.keep:
             self.rebuild()
 
-    def rebuild(self) -> None:
-        """Rescore the whole frontier; keep the best ``keep`` in the heap."""
+    def rebuild(self, ready: Ready | None = None, floor: float = -math.inf) -> None:
+        """Rescore the whole frontier; keep the best ``keep`` in the heap (given ``ready``: the best eligible)."""
         self.rebuilds += 1
         ids = self.graph.frontier().copy()
         neg = -self.score(ids) if len(ids) else np.zeros(0)
         self.value[ids] = -neg
         self.limit = (np.inf, 0)
+        self.parked = {}
+        self.starved = False
         # A heap of ``keep`` nodes runs out after about ``keep`` selections, and each rebuild re-scores the whole
         # frontier: on a large frontier keep 1% of it, so rebuilds come with the estimator's own re-ranks, not
         # every few hundred steps (which cost 1 ms a step at 1M URLs). Same frontiers below 51,200 URLs.
         keep = max(self.keep, len(ids) // KEEP_FRACTION)
+        if ready is not None:
+            self._keep_ready(ids, neg, ready, floor, keep)
+            return
         if len(ids) > keep:
             kth = np.partition(neg, keep - 1)[keep - 1]
             inside = np.flatnonzero(neg < kth)
@@ -77,8 +103,60 @@ class Ranking:
         self.heap = list(zip(neg.tolist(), ids.tolist()))
         heapq.heapify(self.heap)
 
-    def best(self) -> int | None:
-        """The frontier node with the highest score (ties: the earliest discovered), or None."""
+    def _keep_ready(self, ids: np.ndarray, neg: np.ndarray, ready: Ready, floor: float, keep: int) -> None:
+        """The heap and parked lists of a rebuild for ``ready``: of the best ``READY_DEPTH x keep`` nodes in
+        (score, id) order, those up to the ``keep``-th eligible one (on a ready host, scored ``floor`` or more);
+        the eligible ones and those below ``floor`` go in the heap, the others are parked by host."""
+        size = READY_DEPTH * keep
+        if len(ids) > size:
+            kth = np.partition(neg, size - 1)[size - 1]
+            candidates = np.flatnonzero(neg <= kth)  # ties at the cut included, so the order below is exact
+        else:
+            candidates = np.arange(len(ids))
+        order = candidates[np.lexsort((ids[candidates], neg[candidates]))]
+        names = self.graph.host_names
+        hosts = self.graph.host[ids[order]].tolist()
+        verdict = {h: ready(names[h]) for h in set(hosts)}
+        waits = [not verdict[h] for h in hosts]
+        eligible = ~np.array(waits, bool) & (-neg[order] >= floor)
+        enough = np.flatnonzero(np.cumsum(eligible) == keep)
+        end = int(enough[0]) + 1 if len(enough) else len(order)
+        if end < len(order):
+            self.limit = (float(neg[order[end]]), int(ids[order[end]]))
+        elif len(order) < len(ids):  # every candidate taken: the best key left is the best outside them
+            rest = np.flatnonzero(neg > kth)
+            best = neg[rest].min()
+            self.limit = (float(best), int(ids[rest[neg[rest] == best]].min()))
+        self.heap = []
+        chosen = order[:end]
+        for entry, h, wait in zip(zip(neg[chosen].tolist(), ids[chosen].tolist()), hosts, waits):
+            if wait:
+                self.parked.setdefault(h, []).append(entry)  # in key order: a heap
+            else:
+                self.heap.append(entry)
+        heapq.heapify(self.heap)
+        self.starved = not eligible[:end].any()
+
+    def best(self, ready: Ready | None = None, floor: float = -math.inf) -> int | None:
+        """The frontier node with the highest score (ties: the earliest discovered), or None.
+
+        Given ``ready``, the best of those on hosts it accepts scored ``floor`` or more, if any; otherwise the best
+        of all."""
+        if ready is not None:
+            found = self._best_ready(ready, floor)
+            if found is not None:
+                return found
+            found = self._best_parked()
+            if found is not None:
+                return found
+        if self.parked:  # the best node may be parked: every entry back in the heap
+            for entries in self.parked.values():
+                for entry in entries:
+                    heapq.heappush(self.heap, entry)
+            self.parked = {}
+        return self._best()
+
+    def _best(self) -> int | None:
         state, value = self.graph.state, self.value
         for attempt in range(2):
             heap = self.heap
@@ -90,3 +168,51 @@ class Ranking:
                 break
             self.rebuild()  # the best node may be among those left out of the heap
         return None
+
+    def _live(self, entry: tuple[float, int]) -> bool:
+        return self.graph.state[entry[1]] == FRONTIER and self.value[entry[1]] == -entry[0]
+
+    def _best_ready(self, ready: Ready, floor: float) -> int | None:
+        """The best eligible node, or None; entries of hosts that are not ready met on the way are parked."""
+        host, names = self.graph.host, self.graph.host_names
+        verdict: dict[int, bool] = {}
+
+        def accepts(h: int) -> bool:
+            ok = verdict.get(h)
+            if ok is None:
+                ok = verdict[h] = ready(names[h])
+            return ok
+
+        for h in [h for h in self.parked if accepts(h)]:  # hosts ready again: their entries back in the heap
+            for entry in self.parked.pop(h):
+                heapq.heappush(self.heap, entry)
+        for attempt in range(2):
+            heap = self.heap
+            while heap and -heap[0][0] >= floor:
+                if not self._live(heap[0]):
+                    heapq.heappop(heap)
+                    continue
+                h = int(host[heap[0][1]])
+                if accepts(h):
+                    break
+                heapq.heappush(self.parked.setdefault(h, []), heapq.heappop(heap))
+            if heap and -heap[0][0] >= floor and heap[0] < self.limit:
+                return heap[0][1]
+            # None left in the heap: nodes outside it may be eligible if the best of them is scored floor or more
+            if attempt or self.starved or self.limit[0] == np.inf or -self.limit[0] < floor:
+                break
+            self.rebuild(ready, floor)
+        return None
+
+    def _best_parked(self) -> int | None:
+        """The best node in the heap or the parked lists, if it beats ``limit`` (it is then the best of all)."""
+        heap = self.heap
+        while heap and not self._live(heap[0]):
+            heapq.heappop(heap)
+        best = heap[0] if heap else None
+        for entries in self.parked.values():
+            while entries and not self._live(entries[0]):
+                heapq.heappop(entries)
+            if entries and (best is None or entries[0] < best):
+                best = entries[0]
+        return best[1] if best is not None and best < self.limit else None
