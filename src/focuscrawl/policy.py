@@ -47,11 +47,11 @@ shards pool or average (adaptive, TRES). A single-process crawl never uses any o
 Polite crawls (the HTTP driver with fetches in flight) call ``select_ready(ready)`` instead of ``select``:
 ``ready(host)`` says whether a fetch from that host could start now, or must wait for the host's politeness
 (a delay since its last fetch, a fetch in flight, robots.txt being read). It is a hint: the default is
-``select()``, and a policy that takes it (adaptive) returns its best URL on a ready host if it expects that URL
-to be relevant enough, and its best URL otherwise. A selection on a host that is not ready is still fetched, after the wait; without the hint,
-a policy whose best URLs crowd on the few hosts it has just fetched makes the crawl go at one page per such host
-per delay, whatever the network allows. Offline webs, benchmarks and ``concurrency=1`` never pass it, so
-their crawls do not depend on the clock.
+``select()``, and a policy that takes it (adaptive, bfs) returns its best URL on a ready host if it expects that
+URL to be worth the fetch, and its best URL otherwise. A selection on a host that is not ready is still fetched,
+after the wait; without the hint, a policy whose best URLs crowd on the few hosts it has just fetched makes the
+crawl go at one page per such host per delay, whatever the network allows. Offline webs, benchmarks and
+``concurrency=1`` never pass it, so their crawls do not depend on the clock.
 
 Optional: ``diagnostics()`` returns numbers worth showing about the policy's internals (tree leaves,
 epsilon, ...), read by ``focuscrawl bench-policy`` and progress displays.

@@ -38,6 +38,7 @@ from focuscrawl.engine.defences import (
     duplicate_of,
     url_patterns,
 )
+from focuscrawl.engine.defences.hosts import HostHealth
 from focuscrawl.engine.scope import Scope
 from focuscrawl.policy import CrawlContext, Policy, Ready, adopt
 from focuscrawl.types import (
@@ -158,8 +159,7 @@ class CrawlEngine:
         started = time.perf_counter()
         defences = self.defences
         if ready is not None and defences.hosts is not None:
-            hosts, steps, polite = defences.hosts, self.stats.steps, ready
-            ready = lambda host: polite(host) and not hosts.waiting(host, steps)  # noqa: E731
+            ready = _not_backing_off(ready, defences.hosts, self.stats.steps)
         try:
             while True:
                 # the engine's own first: a soft-404 probe, a parked selection whose host's back-off is over
@@ -596,6 +596,11 @@ class CrawlEngine:
 # Types the pickler saves without looking at a dispatch table: a shared input of one of these could not be written as
 # a reference through the table, and is written through ``persistent_id`` instead.
 _UNDISPATCHED = (type(None), bool, int, float, complex, str, bytes, bytearray, tuple, list, dict, set, frozenset, type)
+
+
+def _not_backing_off(ready: Ready, hosts: HostHealth, step: int) -> Ready:
+    """``ready``, and a host the failing-host defence holds back at ``step`` is not."""
+    return lambda host: ready(host) and not hosts.waiting(host, step)
 
 
 def _shared_input(index: int) -> object:
