@@ -122,7 +122,11 @@ class Policy(ABC):
 
     def select_ready(self, ready: Ready) -> Selection | None:
         """Like ``select``, preferring a URL whose host ``ready(host)`` accepts (a hint of polite crawls; None only
-        when the frontier is empty). Optional: the default ignores the hint."""
+        when the frontier is empty). Optional: the default ignores the hint.
+
+        A resume replays a selection telling the policy that only the selected URL's host is ready
+        (``focuscrawl.crawl.resume``): from the same state, that must give the same URL. It does when the choice is
+        the best URL on a ready host, or else what ``select`` would give, and the hint changes nothing else."""
         return self.select()
 
     def on_host_capped(self, host: str) -> None:

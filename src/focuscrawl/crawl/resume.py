@@ -2,7 +2,8 @@
 
 The one resume mechanism: the latest checkpoint (``CrawlEngine.snapshot``, taken every
 ``checkpoint_every`` steps inside a step's transaction) is restored, then the operation log after it is
-replayed: each logged selection must be selected again by the (deterministic) policy, each logged record
+replayed: each logged selection must be selected again by the (deterministic) policy (told, if it takes the polite
+hint, that only the selected URL's host is ready: ``_only_host_of``), each logged record
 feeds the stored page back to the engine, and in a distributed crawl each adopted message (links another
 shard found) is adopted again. Without a usable checkpoint the whole log is replayed, which
 gives the same state, only slower: ``resume`` does that when the checkpoint cannot be read, and when the
@@ -18,6 +19,16 @@ from collections.abc import Callable
 
 from focuscrawl.engine import CrawlEngine
 from focuscrawl.storage.state import StateStore
+from focuscrawl.urls import domain_of
+
+
+def _only_host_of(url: str) -> Callable[[str], bool]:
+    """The polite hint of a replayed selection: only the logged URL's host is ready. A polite crawl chose among the
+    hosts ready at the time (``Policy.select_ready``), which the clock decided; the logged URL was the policy's best
+    on a ready host, or its best of all, and told that only its host is ready the policy chooses it again. A
+    selection made without the hint was the best of all, which that hint leaves the same."""
+    host = domain_of(url)
+    return lambda candidate: candidate == host
 
 
 class ResumeError(RuntimeError):
@@ -47,7 +58,7 @@ def replay(engine: CrawlEngine, store: StateStore, *, use_checkpoint: bool = Tru
     try:
         for seq, kind, url in store.ops(after=after):
             if kind == "S":
-                selection = engine.next_selection()
+                selection = engine.next_selection(_only_host_of(url))
                 if selection is None or selection.url != url:
                     got = None if selection is None else selection.url
                     raise ResumeError(

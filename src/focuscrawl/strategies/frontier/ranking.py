@@ -67,14 +67,22 @@ class Ranking:
             push(heap, (-s, i))
         # Stale entries pile up when scores change often (sl_): compact before they dominate.
         if len(heap) > 4 * self.graph.n_front + 4 * self.keep:
-            self.rebuild()
+            self.rebuild(rescore=False)
 
-    def rebuild(self, ready: Ready | None = None, floor: float = -math.inf) -> None:
-        """Rescore the whole frontier; keep the best ``keep`` in the heap (given ``ready``: the best eligible)."""
+    def rebuild(self, ready: Ready | None = None, floor: float = -math.inf, *, rescore: bool = True) -> None:
+        """Rescore the whole frontier; keep the best ``keep`` in the heap (given ``ready``: the best eligible).
+
+        The ranking's own rebuilds (a heap run out or grown stale) keep the scores as they are (``rescore``
+        False): scores change only through ``update`` and the estimator's own ``rebuild``, never with the moment
+        a heap runs out, which in a polite crawl depends on the clock. A resumed crawl's replay then reaches the
+        same scores."""
         self.rebuilds += 1
         ids = self.graph.frontier().copy()
-        neg = -self.score(ids) if len(ids) else np.zeros(0)
-        self.value[ids] = -neg
+        if rescore:
+            neg = -self.score(ids) if len(ids) else np.zeros(0)
+            self.value[ids] = -neg
+        else:
+            neg = -self.value[ids]
         self.limit = (np.inf, 0)
         self.parked = {}
         self.starved = False
@@ -166,7 +174,7 @@ class Ranking:
                 return heap[0][1]
             if self.graph.n_front == 0 or attempt:
                 break
-            self.rebuild()  # the best node may be among those left out of the heap
+            self.rebuild(rescore=False)  # the best node may be among those left out of the heap
         return None
 
     def _live(self, entry: tuple[float, int]) -> bool:
@@ -201,7 +209,7 @@ class Ranking:
             # None left in the heap: nodes outside it may be eligible if the best of them is scored floor or more
             if attempt or self.starved or self.limit[0] == np.inf or -self.limit[0] < floor:
                 break
-            self.rebuild(ready, floor)
+            self.rebuild(ready, floor, rescore=False)
         return None
 
     def _best_parked(self) -> int | None:
