@@ -103,9 +103,7 @@ class Ranking:
                 self.limit = (float(kth), int(ids[tied[order[need]]]))
                 tied = tied[order[:need]]
             else:
-                rest = np.flatnonzero(neg > kth)
-                best = neg[rest].min()
-                self.limit = (float(best), int(ids[rest[neg[rest] == best]].min()))
+                self.limit = _best_above(neg, ids, kth)
             chosen = np.concatenate([inside, tied])
             ids, neg = ids[chosen], neg[chosen]
         self.heap = list(zip(neg.tolist(), ids.tolist()))
@@ -132,9 +130,7 @@ class Ranking:
         if end < len(order):
             self.limit = (float(neg[order[end]]), int(ids[order[end]]))
         elif len(order) < len(ids):  # every candidate taken: the best key left is the best outside them
-            rest = np.flatnonzero(neg > kth)
-            best = neg[rest].min()
-            self.limit = (float(best), int(ids[rest[neg[rest] == best]].min()))
+            self.limit = _best_above(neg, ids, kth)
         self.heap = []
         chosen = order[:end]
         for entry, h, wait in zip(zip(neg[chosen].tolist(), ids[chosen].tolist()), hosts, waits):
@@ -224,3 +220,10 @@ class Ranking:
             if entries and (best is None or entries[0] < best):
                 best = entries[0]
         return best[1] if best is not None and best < self.limit else None
+
+
+def _best_above(neg: np.ndarray, ids: np.ndarray, cut: float) -> tuple[float, int]:
+    """The best (-score, id) key among the nodes whose -score is above ``cut``: the ``limit`` of a cut heap."""
+    rest = np.flatnonzero(neg > cut)
+    best = neg[rest].min()
+    return float(best), int(ids[rest[neg[rest] == best]].min())
