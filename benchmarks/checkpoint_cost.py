@@ -17,7 +17,7 @@ def main() -> None:
     from focuscrawl.bench.protocol import load_topic
     from focuscrawl.builder import Classifiers, build_crawl
     from focuscrawl.config import RunSettings
-    from focuscrawl.web.store import OfflineWeb
+    from focuscrawl.webs.store import OfflineWeb
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("web_dir")

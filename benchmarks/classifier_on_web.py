@@ -21,7 +21,7 @@ from sklearn.metrics import roc_auc_score
 
 from focuscrawl.bench.protocol import load_topic
 from focuscrawl.topic.models import train_relevance_model
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.webs.store import OfflineWeb
 
 
 def main() -> None:

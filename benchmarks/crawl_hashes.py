@@ -49,7 +49,7 @@ def main() -> int:
     from focuscrawl.bench.protocol import load_topic
     from focuscrawl.builder import Classifiers
     from focuscrawl.strategies import names as strategy_names
-    from focuscrawl.web.store import OfflineWeb
+    from focuscrawl.webs.store import OfflineWeb
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("wikispeedia")

@@ -22,7 +22,7 @@ from focuscrawl.bench.runner import bench_topic, draw_seeds
 from focuscrawl.builder import Classifiers, StrategyPlan, build_crawl
 from focuscrawl.config import BenchConfig, load_config
 from focuscrawl.types import StepEvent
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.webs.store import OfflineWeb
 
 CHECKPOINTS = (250, 500, 1000, 2000)
 

@@ -19,7 +19,7 @@ from benchmarks.row_args import row_config, row_parser
 from focuscrawl.bench.runner import ORACLE, bench_topic, crawl_once, draw_seeds
 from focuscrawl.builder import Classifiers
 from focuscrawl.engine.defences import DefenceSettings
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.webs.store import OfflineWeb
 
 SEED_STEP = 7919  # a prime: offsets' crawl seeds never meet another run's
 

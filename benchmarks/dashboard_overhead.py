@@ -29,7 +29,7 @@ from pathlib import Path
 from focuscrawl.bench.protocol import init_from_web
 from focuscrawl.crawl import Crawler
 from focuscrawl.dashboard import serve_dashboard
-from focuscrawl.web.synth import synthesize
+from focuscrawl.webs.synth import synthesize
 
 POLLER = r"""
 import sys, time, urllib.request, urllib.error

@@ -16,12 +16,12 @@ import argparse
 import math
 from collections import Counter
 
-from focuscrawl.engine.defences import DefenceSettings, Defences
+from focuscrawl.engine.defences import Defences, DefenceSettings
 from focuscrawl.engine.defences.aliases import rule_of
 from focuscrawl.engine.defences.duplicates import NearDuplicates
 from focuscrawl.engine.defences.farms import short_word_share
-from focuscrawl.urls import domain_of
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.urls import site_of
+from focuscrawl.webs.store import OfflineWeb
 
 
 def undirected(found: tuple[str, tuple]) -> tuple:
@@ -57,7 +57,7 @@ def main() -> None:
             pages += 1
             share = short_word_share(page.text, farms.min_words)
             if share is not None and share < farms.max_short_share:
-                stuffed[domain_of(row.url)] += 1
+                stuffed[site_of(row.url)] += 1
             signature = texts.signature(reader.read(page))
             if signature is None:
                 continue

@@ -19,7 +19,7 @@ from typing import Any
 from focuscrawl.engine.defences import DefenceSettings
 from focuscrawl.engine.defences.farms import short_word_share
 from focuscrawl.engine.defences.soft404 import looks_like_error_page
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.webs.store import OfflineWeb
 
 
 def per_page_ms(items: Sequence[Any], part: Callable[[Any], Any]) -> tuple[float, list[Any]]:

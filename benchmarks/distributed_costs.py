@@ -59,7 +59,7 @@ class Echo:
 def message_costs(web_dir: Path, sample: int, workers: list[int]) -> dict:
     from focuscrawl.crawl.distributed import decode_links, encode_links, shard_of
     from focuscrawl.types import ForeignLinks
-    from focuscrawl.web.store import OfflineWeb
+    from focuscrawl.webs.store import OfflineWeb
 
     web = OfflineWeb(web_dir)
     urls = [r.url for r in web.records() if 200 <= r.status < 300 and r.outdegree > 0]

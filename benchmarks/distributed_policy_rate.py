@@ -58,7 +58,7 @@ def main() -> None:
     out = Path(args.out or tempfile.mkdtemp(prefix="distributed-policy-rate-"))
     web_dir = out / "bigweb"
     if not (web_dir / "web.sqlite").exists():
-        from focuscrawl.web.synth import synthesize
+        from focuscrawl.webs.synth import synthesize
 
         synthesize(web_dir, args.pages, hosts=args.hosts, topics=args.topics, out_degree=args.out_degree, seed=0)
     topic_dir = out / "topic"

@@ -57,7 +57,7 @@ def main() -> None:
     from focuscrawl.crawl import Crawler
     from focuscrawl.crawl.distributed import DistributedCrawler
     from focuscrawl.topic.topic_dir import write_topic_dir
-    from focuscrawl.web.store import OfflineWeb
+    from focuscrawl.webs.store import OfflineWeb
 
     try:  # a bad -s is one line before anything is crawled, not a traceback after the oracle
         oracle_settings = load_config(RunSettings, None, args.set, budget=args.budget)

@@ -30,7 +30,7 @@ def make_topic(web_dir: Path, topic_dir: Path) -> None:
 
     from focuscrawl.bench.protocol import load_topic
     from focuscrawl.topic.topic_dir import write_topic_dir
-    from focuscrawl.web.store import OfflineWeb
+    from focuscrawl.webs.store import OfflineWeb
 
     topic = load_topic(OfflineWeb(web_dir), "synth.topic0")
     write_topic_dir(topic_dir, replace(topic.inputs, seeds=topic.seeds_for_run(0, 5)))
@@ -41,7 +41,7 @@ def synthetic_web(out: Path, pages: int, hosts: int) -> tuple[Path, Path]:
     (``make_topic``); each made unless it is there already."""
     web_dir = out / "web"
     if not (web_dir / "web.sqlite").exists():
-        from focuscrawl.web.synth import synthesize
+        from focuscrawl.webs.synth import synthesize
 
         synthesize(web_dir, pages, hosts=hosts, seed=0)
     topic_dir = out / "topic"

@@ -17,8 +17,8 @@ import sys
 import time
 
 from benchmarks.served import serve_web
-from focuscrawl.web.http import FetchConfig, HttpFetcher
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+from focuscrawl.webs.store import OfflineWeb
 
 
 async def fetch_all(urls: list[str], hosts: dict[str, str], concurrency: int):

@@ -6,7 +6,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
 py="${FOCUSCRAWL_PYTHON:-$root/.venv/bin/python}"
-web="${1:-$("$py" -c 'from focuscrawl.web import embedded_web_dir; print(embedded_web_dir())')}"
+web="${1:-$("$py" -c 'from focuscrawl.webs import embedded_web_dir; print(embedded_web_dir())')}"
 concurrency="${2:-64}"
 scrapy_venv="$root/.bench-scrapy-venv"
 if [ ! -x "$scrapy_venv/bin/python" ]; then

@@ -260,7 +260,7 @@ def main() -> None:
     out = Path(args.out or tempfile.mkdtemp(prefix="full-crawl-"))
     web_dir = out / (f"web-{args.pages}-{args.hosts}" + (f"-seed{args.web_seed}" if args.web_seed else ""))
     if not (web_dir / "web.sqlite").exists():
-        from focuscrawl.web.synth import synthesize
+        from focuscrawl.webs.synth import synthesize
 
         synthesize(web_dir, args.pages, hosts=args.hosts, seed=args.web_seed)
     topic_dir = web_dir.with_name(web_dir.name + "-topic")
@@ -269,7 +269,7 @@ def main() -> None:
 
         make_topic(web_dir, topic_dir)
     from focuscrawl.bench.protocol import load_topic
-    from focuscrawl.web.store import OfflineWeb
+    from focuscrawl.webs.store import OfflineWeb
 
     relevant = load_topic(OfflineWeb(web_dir), "synth.topic0").truth.relevant
     print(f"web {web_dir} ({args.pages} pages, {args.hosts} hosts), latency {args.latency_ms:g} ms, budget "

@@ -51,7 +51,7 @@ def main() -> int:
 
     from focuscrawl.bench.protocol import TopicError
     from focuscrawl.extras import MissingExtra, require
-    from focuscrawl.web.store import WebFormatError
+    from focuscrawl.webs.store import WebFormatError
 
     try:
         require("stable_baselines3", "gym", "benchmarks.gym_dqn")

@@ -32,7 +32,7 @@ from focuscrawl.bench.protocol import init_from_web, load_topic
 from focuscrawl.bench.suite import find_suite, load_suite
 from focuscrawl.crawl import Crawler
 from focuscrawl.topic.topic_dir import init_from_words
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.webs.store import OfflineWeb
 
 DEFAULT_ROWS = r"Physics|Countries|Religion|Citizenship"  # two tuning and two held-out rows, mid-sized topics
 

@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from focuscrawl.html import decode_html, extract_main_text, parse_html
 from focuscrawl.topic.relevance import TfidfRelevanceModel
-from focuscrawl.web.html import decode_html, extract_main_text, parse_html
-from focuscrawl.web.webkb import _find_root, _sources, split_response
+from focuscrawl.webs.webkb import _find_root, _sources, split_response
 
 CLASSES = ("course", "faculty", "student", "project")
 

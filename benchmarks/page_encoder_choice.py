@@ -23,7 +23,7 @@ from focuscrawl.bench.protocol import label_matches, load_topic
 from focuscrawl.bench.suite import find_suite, load_suite
 from focuscrawl.topic.embeddings import load_sentence_encoder
 from focuscrawl.topic.zeroshot import KeywordRelevance, topic_query
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.webs.store import OfflineWeb
 
 COLUMNS = ("static", "minilm256", "minilm128", "mean256", "mean128", "standardised")
 

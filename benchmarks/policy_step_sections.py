@@ -20,8 +20,7 @@ from pathlib import Path
 from threadpoolctl import threadpool_limits
 
 from focuscrawl.bench.policy_speed import PolicyRunner, SyntheticLoad, web_anchors
-from focuscrawl.strategies import make_policy
-from focuscrawl.strategies import adaptive
+from focuscrawl.strategies import adaptive, make_policy
 from focuscrawl.strategies.frontier import graph, ranking
 from focuscrawl.strategies.tres import agent, ddqn, features, tree_frontier
 from focuscrawl.topic import relevance, similarity

@@ -37,10 +37,9 @@ from pathlib import Path
 from benchmarks.served import serve_web
 from focuscrawl.bench.protocol import init_from_web, load_topic
 from focuscrawl.crawl import Crawler
-from focuscrawl.types import Page
-from focuscrawl.web.html import parse_html
-from focuscrawl.web.http import FetchConfig, HttpFetcher
-from focuscrawl.web.render import (
+from focuscrawl.html import parse_html
+from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+from focuscrawl.http.render import (
     MENTIONS_LINKS,
     WRITES_TO_PAGE,
     Renderer,
@@ -48,7 +47,8 @@ from focuscrawl.web.render import (
     inline_scripts,
     needs_rendering,
 )
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.types import Page
+from focuscrawl.webs.store import OfflineWeb
 
 MODES = ("never", "auto", "always")
 _APPENDS = re.compile(r"\.\s*(?:appendChild|insertBefore|append|prepend|replaceChildren|replaceWith|after|before)\s*\(")

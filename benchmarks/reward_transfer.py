@@ -24,7 +24,7 @@ from sklearn.preprocessing import StandardScaler
 
 from focuscrawl.bench.protocol import load_topic
 from focuscrawl.topic.models import train_relevance_model
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.webs.store import OfflineWeb
 
 
 def main() -> None:

@@ -60,7 +60,7 @@ def main() -> None:
                          "(quality.json and run*-0-seed*/pages.jsonl)")
 
     from focuscrawl.bench.protocol import TopicError, load_topic
-    from focuscrawl.web.store import OfflineWeb
+    from focuscrawl.webs.store import OfflineWeb
 
     web = OfflineWeb(args.web)
     try:

@@ -113,7 +113,7 @@ def main() -> None:
     from focuscrawl.builder import Classifiers
     from focuscrawl.config import RunSettings
     from focuscrawl.crawl import Crawler
-    from focuscrawl.web.store import OfflineWeb
+    from focuscrawl.webs.store import OfflineWeb
 
     rows = [row for row in load_suite(find_suite("dev")).rows
             if row.web == "wikispeedia" and re.search(args.rows, row.label)]

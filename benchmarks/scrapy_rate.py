@@ -21,8 +21,8 @@ from benchmarks.served import serve_web  # stdlib only: this runs in Scrapy's en
 
 WARM = """
 import asyncio, sys
-from focuscrawl.web.http import FetchConfig, HttpFetcher
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+from focuscrawl.webs.store import OfflineWeb
 import json
 async def go():
     config = FetchConfig.loopback(json.loads(sys.argv[2]), min_delay=0, per_host_concurrency=64)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from focuscrawl.bench.protocol import load_topic
 from focuscrawl.bench.suite import find_suite, load_suite, plan_rows
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.webs.store import OfflineWeb
 
 
 def main() -> None:

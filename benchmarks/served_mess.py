@@ -336,7 +336,7 @@ def table_row(row: str, run: int, figures: Figures, budget: int, min_delay: floa
 def bench(args: argparse.Namespace) -> None:
     from focuscrawl.bench.protocol import init_from_web, load_topic
     from focuscrawl.bench.suite import find_suite, load_suite
-    from focuscrawl.web.store import OfflineWeb
+    from focuscrawl.webs.store import OfflineWeb
 
     suite = load_suite(find_suite("dev"))
     rows = [row for row in suite.rows if re.search(args.rows, row.label)]

@@ -27,8 +27,8 @@ from benchmarks.served import serve_web
 from focuscrawl.bench.protocol import init_from_web, load_topic
 from focuscrawl.crawl import Crawler
 from focuscrawl.topic.topic_dir import init_from_words
-from focuscrawl.urls import domain_of
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.urls import site_of
+from focuscrawl.webs.store import OfflineWeb
 
 
 def score(out: Path, relevant: frozenset[str]) -> tuple[int, int, int]:
@@ -40,7 +40,7 @@ def score(out: Path, relevant: frozenset[str]) -> tuple[int, int, int]:
         url = page["url"] if page["url"] in relevant else page.get("final_url")
         if url in relevant:
             pages.add(url)
-            hosts.add(domain_of(url))
+            hosts.add(site_of(url))
     return len(pages), len(hosts), requests
 
 

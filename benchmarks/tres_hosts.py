@@ -20,7 +20,7 @@ bench``) and prints:
 ``tres-nh`` (no web-domain features, so no ``update_host``) runs next to ``tres``: their difference indicates what
 the host features cost in all (only indicates: the two crawl different pages).
 
-Synthetic webs (``focuscrawl.web.synth``): the same pages, seed and out-degree for every host count, so pages
+Synthetic webs (``focuscrawl.webs.synth``): the same pages, seed and out-degree for every host count, so pages
 per host shrink as hosts grow. ``--off-topic`` defaults to 0.5, not synth's 0.1: with one topic per host and
 few strays, a host's relevance ratio sits at 0 or 1 and its bucket almost never changes, which would hide the
 cost measured here; half the pages off their host's topic keep ratios mid-range, where buckets do change. The
@@ -43,8 +43,8 @@ from focuscrawl.builder import Classifiers, build_crawl
 from focuscrawl.config import RunSettings
 from focuscrawl.strategies.tres.agent import TresPolicy
 from focuscrawl.strategies.tres.tree_frontier import TreeFrontier
-from focuscrawl.web.store import OfflineWeb
-from focuscrawl.web.synth import synthesize
+from focuscrawl.webs.store import OfflineWeb
+from focuscrawl.webs.synth import synthesize
 
 
 @dataclass

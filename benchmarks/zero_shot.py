@@ -34,7 +34,7 @@ from sklearn.metrics import roc_auc_score
 from focuscrawl.bench.protocol import label_matches, load_topic
 from focuscrawl.bench.suite import find_suite, load_suite
 from focuscrawl.topic.zeroshot import KeywordRelevance, topic_query
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.webs.store import OfflineWeb
 
 
 def main() -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.web.serve import serve_web
-from focuscrawl.web.store import WebWriter
+from focuscrawl.webs.serve import serve_web
+from focuscrawl.webs.store import WebWriter
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -76,7 +76,7 @@ def tiny_crawl(web_dir, strategy: str, budget: int = 30, seed: int = 1, *, max_p
     from focuscrawl.bench.protocol import load_topic
     from focuscrawl.builder import Classifiers, build_crawl
     from focuscrawl.config import RunSettings
-    from focuscrawl.web.store import OfflineWeb
+    from focuscrawl.webs.store import OfflineWeb
 
     web = OfflineWeb(web_dir)
     topic = load_topic(web, "topic.birds")

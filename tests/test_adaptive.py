@@ -8,9 +8,18 @@ from conftest import crawl_tiny
 
 from focuscrawl.policy import CrawlContext
 from focuscrawl.strategies import make_policy
-from focuscrawl.strategies.adaptive import (EVIDENCE, LOCAL_VALUES, OWN, PATH_VALUES, PATH_ZERO, SCORES,
-                                            OnlineLeastSquares, OnlineLogistic, encode_own,
-                                            hashed_words)
+from focuscrawl.strategies.adaptive import (
+    EVIDENCE,
+    LOCAL_VALUES,
+    OWN,
+    PATH_VALUES,
+    PATH_ZERO,
+    SCORES,
+    OnlineLeastSquares,
+    OnlineLogistic,
+    encode_own,
+    hashed_words,
+)
 from focuscrawl.types import Link, Observation, Outlink, Page, TopicInputs
 
 

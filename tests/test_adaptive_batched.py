@@ -21,7 +21,7 @@ from focuscrawl.topic.relevance import TfidfRelevanceModel
 from focuscrawl.topic.similarity import TopicSimilarity, term_counts
 from focuscrawl.topic.text import url_text
 from focuscrawl.types import Link, Observation, Outlink, Page, TopicInputs
-from focuscrawl.web.domains import registered_domain
+from focuscrawl.urls import registered_domain
 
 WORDS = ["bird", "birds", "Owl", "OWLS", "nest", "nests", "the", "and", "species", "studies", "bus", "glass",
          "x", "42", "cs101", "index.html", "~jane", "é", "flies", "migration", "über", "a_b", "is"]

@@ -6,15 +6,15 @@ import json
 import math
 
 import pytest
+from conftest import BIRD_WORDS, OTHER_WORDS, _text
 from typer.testing import CliRunner
 
-from conftest import BIRD_WORDS, OTHER_WORDS, _text
 from focuscrawl.bench.protocol import TopicError, load_topic, topic_keywords
 from focuscrawl.bench.runner import run_benchmark
 from focuscrawl.cli.main import app
 from focuscrawl.config import BenchConfig
-from focuscrawl.web import embedded_web_dir
-from focuscrawl.web.store import OfflineWeb, WebWriter
+from focuscrawl.webs import embedded_web_dir
+from focuscrawl.webs.store import OfflineWeb, WebWriter
 
 FIELDS = {"strategy", "runs", "harvest_rate_mean", "harvest_rate_std", "relevant_pages_mean",
           "relevant_domains_mean", "oracle_ratio_mean", "auc_ratio_mean", "domains_auc_ratio_mean", "decision_ms_mean",

@@ -11,8 +11,8 @@ from test_mess import SMALL, build_web
 from focuscrawl.bench.protocol import CreditOnce, GroundTruth, load_topic
 from focuscrawl.bench.runner import FIRST_COPY, SPENT_KINDS, run_benchmark
 from focuscrawl.config import BenchConfig
-from focuscrawl.web.mess import make_profile, mess_web
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.webs.mess import make_profile, mess_web
+from focuscrawl.webs.store import OfflineWeb
 
 
 @pytest.fixture(scope="module")

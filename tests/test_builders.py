@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-import focuscrawl.web
-from focuscrawl.web import resolve_web_dir
-from focuscrawl.web.html import parse_html, render_html
-from focuscrawl.web.store import OfflineWeb, label_matches
-from focuscrawl.web.webkb import LABELS, build_webkb, split_response
-from focuscrawl.web.wikispeedia import (
+import focuscrawl.webs
+from focuscrawl.html import parse_html, render_html
+from focuscrawl.webs import resolve_web_dir
+from focuscrawl.webs.store import OfflineWeb, label_matches
+from focuscrawl.webs.webkb import LABELS, build_webkb, split_response
+from focuscrawl.webs.wikispeedia import (
     EMBEDDED_TOPICS,
     article_url,
     build_embedded,
@@ -21,7 +21,7 @@ from focuscrawl.web.wikispeedia import (
 )
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-EMBEDDED = Path(focuscrawl.web.__file__).parent / "embedded"
+EMBEDDED = Path(focuscrawl.webs.__file__).parent / "embedded"
 WS = "https://schools-wikipedia.org/wp"
 
 TSV_HEADER = "# The list of all articles.\n# FORMAT:   article\n#\n\n"

@@ -9,12 +9,12 @@ from pathlib import Path
 from conftest import BIRD_WORDS, OTHER_WORDS, _text
 
 from focuscrawl.crawl import Crawler
+from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
 from focuscrawl.topic.topic_dir import write_topic_dir
 from focuscrawl.types import TopicInputs
-from focuscrawl.web.http import FetchConfig, HttpFetcher
-from focuscrawl.web.serve import serve_web
-from focuscrawl.web.store import OfflineWeb, WebWriter
-from focuscrawl.web.warc_import import import_warc
+from focuscrawl.webs.serve import serve_web
+from focuscrawl.webs.store import OfflineWeb, WebWriter
+from focuscrawl.webs.warc_import import import_warc
 
 TRAP_PAGES = 150
 

@@ -36,11 +36,11 @@ from focuscrawl.crawl import Crawler
 from focuscrawl.dashboard import DashboardError, DashboardServer, detect_kind, is_loopback, serve_dashboard
 from focuscrawl.dashboard.charts import Line, line_chart, nice_ticks, thin
 from focuscrawl.dashboard.run import PagesIndex, RunReader, connect_readonly, lock_held, problem_kind
+from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
 from focuscrawl.topic.topic_dir import write_topic_dir
 from focuscrawl.types import TopicInputs
-from focuscrawl.web.http import FetchConfig, HttpFetcher
-from focuscrawl.web.serve import serve_web
-from focuscrawl.web.store import WebWriter
+from focuscrawl.webs.serve import serve_web
+from focuscrawl.webs.store import WebWriter
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 CHROMIUM = shutil.which("chromium")

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.cli.main import main
-from focuscrawl.urls import domain_of
-from focuscrawl.web import debian
-from focuscrawl.web.debian import build_debian, download_index, project_url
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.urls import site_of
+from focuscrawl.webs import debian
+from focuscrawl.webs.debian import build_debian, download_index, project_url
+from focuscrawl.webs.store import OfflineWeb
 
 FILLERS = 120  # packages that all depend on libfoo1: more referrers than a page keeps "used by" links
 
@@ -124,13 +124,13 @@ def test_links_cross_hosts_with_used_by_capped(web: OfflineWeb) -> None:
     targets = [link.url for link in links]
     assert targets[:3] == [FOO, "https://python.org/", DEAD]  # relation order, first alternative, virtual dropped
     assert links[0].anchor == "libfoo1: foo library"
-    assert all(domain_of(t) != "starorg.github.io" for t in targets)
+    assert all(site_of(t) != "starorg.github.io" for t in targets)
     used_by = [link for link in links if link.anchor.startswith("used by ")]
     assert {link.url for link in used_by} == {project_url(f"https://site{i}.example/filler{i}") for i in (0, 2)} | \
         {"https://owner.gitlab.io/filler1"}
     foo = web.fetch(FOO).outlinks
     assert len(foo) == 20 and all(link.anchor.startswith("used by ") for link in foo)  # 123 referrers, 20 kept
-    assert len({domain_of(link.url) for link in foo}) > 5
+    assert len({site_of(link.url) for link in foo}) > 5
 
 
 def test_labels_from_debtags_and_tasks(web: OfflineWeb) -> None:
@@ -161,7 +161,7 @@ def test_relation_to_a_package_without_homepage_is_a_dead_end(web: OfflineWeb) -
 
 def test_meta_records_provenance(web: OfflineWeb) -> None:
     meta = web.meta
-    assert meta["name"] == "debian" and meta["builder"] == "focuscrawl.web.debian.build_debian"
+    assert meta["name"] == "debian" and meta["builder"] == "focuscrawl.webs.debian.build_debian"
     assert "github.com/OWNER -> OWNER.github.io" in meta["source"]
     info = meta["debian"]
     assert info["codename"] == "bookworm" and info["release_date"] == "Sat, 11 Jul 2026 10:16:37 UTC"

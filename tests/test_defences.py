@@ -24,7 +24,7 @@ from focuscrawl.engine.defences import HOST_FAILING, PROBE, SOFT_404, TRAP_PATTE
 from focuscrawl.topic.topic_dir import write_topic_dir
 from focuscrawl.types import Link, Page, TopicInputs
 from focuscrawl.urls import normalize_url, strip_tracking_and_session
-from focuscrawl.web.store import OfflineWeb, WebWriter
+from focuscrawl.webs.store import OfflineWeb, WebWriter
 
 TOPIC = TopicInputs("birds", ["bird", "nest"], [_text(BIRD_WORDS, i) for i in range(6)]
                     + [_text(OTHER_WORDS, i) for i in range(6)], [1] * 6 + [0] * 6)
@@ -509,7 +509,7 @@ def test_on_a_messy_web_the_defences_spend_less_on_what_it_injected(tmp_path):
     from test_mess import SMALL, build_web
 
     from focuscrawl.bench.runner import run_benchmark
-    from focuscrawl.web.mess import make_profile, mess_web
+    from focuscrawl.webs.mess import make_profile, mess_web
 
     clean = build_web(tmp_path / "clean")
     mess_web(clean, tmp_path / "messy", make_profile("default", SMALL), seed=3)
@@ -530,7 +530,7 @@ def test_a_link_farm_host_is_closed_after_a_few_pages_and_no_written_host_is(tmp
     from test_mess import SMALL, build_web
 
     from focuscrawl.engine.defences import LINK_FARM
-    from focuscrawl.web.mess import make_profile, mess_web
+    from focuscrawl.webs.mess import make_profile, mess_web
 
     clean = build_web(tmp_path / "clean")
     mess_web(clean, tmp_path / "messy", make_profile("default", SMALL), seed=3)

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from focuscrawl.cli.main import app
 from focuscrawl.crawl import Crawler
-from focuscrawl.web.store import WebWriter
+from focuscrawl.webs.store import WebWriter
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.slow

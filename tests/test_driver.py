@@ -152,7 +152,6 @@ class SiteFetcher(DueFetcher):
 def test_a_polite_crawl_tells_the_policy_which_hosts_a_fetch_could_start_on(tmp_path, monkeypatch):
     """With fetches in flight the driver asks ``select_ready``; a host it calls ready has no fetch in flight and is
     past its delay. Adaptive's choice among ready hosts is checked in test_frontier; here, that the hint is true."""
-    from focuscrawl.crawl import Crawler
     from focuscrawl.strategies.adaptive import AdaptivePolicy
 
     fetcher = SiteFetcher()

@@ -81,7 +81,7 @@ def test_a_redirect_counts_once_against_the_per_domain_cap(tmp_path):
     from focuscrawl.builder import build_crawl
     from focuscrawl.config import RunSettings
     from focuscrawl.types import TopicInputs
-    from focuscrawl.web.store import OfflineWeb, WebWriter
+    from focuscrawl.webs.store import OfflineWeb, WebWriter
 
     with WebWriter(tmp_path / "w", {"name": "redirects"}) as w:
         w.add_page("http://a.test/", text="hub", labels=["x"])

@@ -16,7 +16,7 @@ from conftest import BIRD_WORDS, OTHER_WORDS, ThreadServedWeb, _text, write_bird
 from focuscrawl.cli.main import main
 from focuscrawl.crawl import Crawler
 from focuscrawl.storage.export import COLUMNS, Corpus, ExportFormat, export_corpus
-from focuscrawl.web.store import WebWriter
+from focuscrawl.webs.store import WebWriter
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

@@ -7,8 +7,8 @@ import importlib
 import pytest
 from typer.testing import CliRunner
 
-from focuscrawl.cli.main import app
 from focuscrawl import extras
+from focuscrawl.cli.main import app
 
 
 def without(monkeypatch, *packages: str) -> None:

@@ -16,15 +16,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_resume import _count_lines, _crawl_args, check_run_folder, small_topic  # noqa: F401
 
 from focuscrawl.builder import Classifiers, build_crawl
 from focuscrawl.config import RunSettings
 from focuscrawl.strategies.frontier.graph import UrlIndex
 from focuscrawl.strategies.frontier.spill import ParentColumn, UrlColumn, WordColumn
-from focuscrawl.web import embedded_web_dir
-from focuscrawl.web.store import OfflineWeb
-
-from test_resume import _count_lines, _crawl_args, check_run_folder, small_topic  # noqa: F401
+from focuscrawl.webs import embedded_web_dir
+from focuscrawl.webs.store import OfflineWeb
 
 
 def test_url_index_finds_every_url_through_its_growth():

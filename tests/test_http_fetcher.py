@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from focuscrawl.web.http import FetchConfig, HttpFetcher, parse_retry_after
-from focuscrawl.web.safety import AddressPolicy, BlockedAddressError, CachingResolver, check_url, is_trap_url
-from focuscrawl.web.serve import serve_web
-from focuscrawl.web.store import WebWriter
+from focuscrawl.http.fetcher import FetchConfig, HttpFetcher, parse_retry_after
+from focuscrawl.http.safety import AddressPolicy, BlockedAddressError, CachingResolver, check_url, is_trap_url
+from focuscrawl.webs.serve import serve_web
+from focuscrawl.webs.store import WebWriter
 
 A, B = "http://a.test", "http://b.test"
 

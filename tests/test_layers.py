@@ -19,7 +19,8 @@ SRC = Path(focuscrawl.__file__).parent
 # Bottom to top. Packages in one tuple are a layer; those in an INDEPENDENT pair never import each other.
 LAYERS = [
     ("focuscrawl", "focuscrawl.types", "focuscrawl.urls", "focuscrawl.policy", "focuscrawl.user_files"),  # the core
-    ("focuscrawl.web",),
+    ("focuscrawl.html",),  # the one HTML reader and writer: the HTTP client's pages and the offline webs' alike
+    ("focuscrawl.http", "focuscrawl.webs"),  # the HTTP client | the offline webs, their builders and their server
     ("focuscrawl.topic",),
     ("focuscrawl.engine", "focuscrawl.strategies"),
     ("focuscrawl.config", "focuscrawl.builder", "focuscrawl.storage"),
@@ -28,7 +29,7 @@ LAYERS = [
     ("focuscrawl.dashboard",),  # reads run folders and bench outputs; the CLI starts it
     ("focuscrawl.cli",),
 ]
-INDEPENDENT = [("focuscrawl.engine", "focuscrawl.strategies"), ("focuscrawl.bench", "focuscrawl.crawl"),
+INDEPENDENT = [("focuscrawl.http", "focuscrawl.webs"), ("focuscrawl.engine", "focuscrawl.strategies"), ("focuscrawl.bench", "focuscrawl.crawl"),
                ("focuscrawl.storage", "focuscrawl.builder"), ("focuscrawl.bench", "focuscrawl.scrapy")]
 # Inside strategies/, each module or package directly under it is a family (adaptive, gouriten, tres, ...) that
 # imports no other family: what two families share lives in one of these, below every family.

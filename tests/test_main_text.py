@@ -16,12 +16,12 @@ from aiohttp import web
 from conftest import BIRD_WORDS, OTHER_WORDS, _text
 
 from focuscrawl.crawl import Crawler
+from focuscrawl.html import extract_main_text, parse_html
+from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
 from focuscrawl.topic.topic_dir import write_topic_dir
 from focuscrawl.types import TopicInputs
-from focuscrawl.web.html import extract_main_text, parse_html
-from focuscrawl.web.http import FetchConfig, HttpFetcher
-from focuscrawl.web.serve import serve_web
-from focuscrawl.web.store import WebWriter
+from focuscrawl.webs.serve import serve_web
+from focuscrawl.webs.store import WebWriter
 
 SITE = "http://news.test"
 COOKIE = "We use cookies to improve your experience accept all cookies manage preferences"

@@ -1,4 +1,4 @@
-"""Messy webs (focuscrawl.web.mess): every pathology is there, labelled, and behaves as documented offline.
+"""Messy webs (focuscrawl.webs.mess): every pathology is there, labelled, and behaves as documented offline.
 
 The web is built here: two hosts, one storing HTML (as WebKB does) and one storing text (as Wikispeedia
 does), with labels, dead links and text made of sentences. A small profile makes every pathology occur on
@@ -21,13 +21,13 @@ import aiohttp
 import pytest
 
 from focuscrawl.cli.main import main
+from focuscrawl.html import parse_document, parse_html
+from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
 from focuscrawl.types import Link
-from focuscrawl.web.behaviour import host_name
-from focuscrawl.web.html import parse_document, parse_html
-from focuscrawl.web.http import FetchConfig, HttpFetcher
-from focuscrawl.web.mess import KINDS, SPAM_WORDS, make_profile, mess_web
-from focuscrawl.web.serve import serve_web
-from focuscrawl.web.store import WEB_FILE, OfflineWeb, WebWriter
+from focuscrawl.urls import host_of
+from focuscrawl.webs.mess import KINDS, SPAM_WORDS, make_profile, mess_web
+from focuscrawl.webs.serve import serve_web
+from focuscrawl.webs.store import WEB_FILE, OfflineWeb, WebWriter
 
 SUBJECTS = ("rivers", "glaciers", "volcanoes", "deserts", "forests", "islands")
 VERBS = ("shape", "cover", "feed", "surround", "divide", "outlast")
@@ -118,7 +118,7 @@ def test_every_kind_is_injected_and_labelled(webs):
         else:
             assert item.original is None, (url, item)
     # the traps are as deep as asked
-    hosts = Counter((item.kind, host_name(url)) for url, item in injected.items())
+    hosts = Counter((item.kind, host_of(url)) for url, item in injected.items())
     assert max(n for (kind, _), n in hosts.items() if kind == "calendar") >= 40
     assert max(n for (kind, _), n in hosts.items() if kind == "facet") == 18  # (2 + 1) ** 2 * 2
     assert max(n for (kind, _), n in hosts.items() if kind == "farm") == 30
@@ -255,9 +255,9 @@ def test_soft_404_hosts_answer_every_path(webs):
         assert page.outlinks and page.outlinks[0].anchor == "Home" and messy.stored(page.outlinks[0].url).ok
         assert messy.pathology(url) == "soft-404"
     for record in source.records():  # WEB's dead ends on a soft-404 host became not-found pages
-        if record.status == 404 and host_name(record.url) in soft:
+        if record.status == 404 and host_of(record.url) in soft:
             assert messy.stored(record.url).status == 200 and messy.injected()[record.url].kind == "dead-link"
-    plain = [h for h in {host_name(r.url) for r in messy.records()} if h not in soft]
+    plain = [h for h in {host_of(r.url) for r in messy.records()} if h not in soft]
     probes = [f"http://{host}/nothing" for host in sorted(plain)]
     answered = [messy.fetch(url).status for url in probes if _ok(messy, url)]
     assert answered and set(answered) == {404}
@@ -283,7 +283,7 @@ def test_failing_hosts_fail_a_fixed_share_of_urls_whatever_the_order(webs):
         else:
             assert {p.status for p in failed} == {500, 503}
             assert messy.pathology(urls[first.index(failed[0])]) == "failing"
-    slow = [r.url for r in messy.records() if host_name(r.url) == modes["slow"] and r.status == 200]
+    slow = [r.url for r in messy.records() if host_of(r.url) == modes["slow"] and r.status == 200]
     assert slow and all(messy.fetch(u).ok for u in slow[:20])  # slow over HTTP only
     again.close()
 
@@ -305,7 +305,7 @@ def test_script_links_are_seen_only_when_rendered(webs):
 def test_same_seed_same_tables_other_seed_other_web(webs, tmp_path):
     """Built again in another process, with other string hashes (so no set order can leak in): equal tables."""
     source, messy, _ = webs
-    script = ("import json, sys; from focuscrawl.web.mess import make_profile, mess_web; "
+    script = ("import json, sys; from focuscrawl.webs.mess import make_profile, mess_web; "
               "mess_web(sys.argv[1], sys.argv[2], make_profile('default', json.loads(sys.argv[3])), seed=3)")
     subprocess.run([sys.executable, "-c", script, str(source.directory), str(tmp_path / "again"), json.dumps(SMALL)],
                    check=True, env={**os.environ, "PYTHONHASHSEED": "12345"})

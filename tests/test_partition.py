@@ -276,7 +276,7 @@ def test_a_redirect_into_another_shards_hosts_is_not_fetched_again_there(tmp_pat
     from focuscrawl.builder import build_crawl
     from focuscrawl.config import RunSettings
     from focuscrawl.types import TopicInputs
-    from focuscrawl.web.store import OfflineWeb, WebWriter
+    from focuscrawl.webs.store import OfflineWeb, WebWriter
 
     with WebWriter(tmp_path / "w", {"name": "redirects"}) as w:
         w.add_page("http://a.test/", text="hub", labels=["x"])

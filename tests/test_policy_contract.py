@@ -18,7 +18,7 @@ from focuscrawl.bench.protocol import GroundTruth, load_topic
 from focuscrawl.builder import Classifiers, build_crawl
 from focuscrawl.config import RunSettings
 from focuscrawl.strategies import names, resolve
-from focuscrawl.web.store import OfflineWeb, WebWriter
+from focuscrawl.webs.store import OfflineWeb, WebWriter
 
 ALL = names()
 LEARNERS = [n for n in ALL if not resolve(n).spec.needs_ground_truth]

@@ -1,4 +1,4 @@
-"""JavaScript rendering (focuscrawl.web.render, fetch.render / --render): on a served web whose pages add links
+"""JavaScript rendering (focuscrawl.http.render, fetch.render / --render): on a served web whose pages add links
 from scripts, ``never`` misses them, ``auto`` and ``always`` find them, ``auto`` leaves plain pages alone, and a
 render sends the server nothing.
 
@@ -17,17 +17,17 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
+from conftest import BIRD_WORDS, OTHER_WORDS, _text
 from typer.testing import CliRunner
 
-from conftest import BIRD_WORDS, OTHER_WORDS, _text
 from focuscrawl import extras
 from focuscrawl.cli.main import app
+from focuscrawl.html import script_links_tag
+from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+from focuscrawl.http.render import Renderer, RenderError, merge_rendered, needs_rendering
 from focuscrawl.types import Link
-from focuscrawl.web.html import script_links_tag
-from focuscrawl.web.http import FetchConfig, HttpFetcher
-from focuscrawl.web.render import Renderer, RenderError, merge_rendered, needs_rendering
-from focuscrawl.web.serve import serve_web
-from focuscrawl.web.store import OfflineWeb, WebWriter
+from focuscrawl.webs.serve import serve_web
+from focuscrawl.webs.store import OfflineWeb, WebWriter
 
 CHROMIUM = shutil.which("chromium")
 PLAYWRIGHT = importlib.util.find_spec("playwright") is not None

@@ -12,7 +12,7 @@ from focuscrawl.cli.main import main
 from focuscrawl.crawl import Crawler
 from focuscrawl.storage.repair import repair_run_folder
 from focuscrawl.storage.state import StoreDamagedError
-from focuscrawl.web import embedded_web_dir
+from focuscrawl.webs import embedded_web_dir
 
 
 def test_damaged_store_is_refused_then_repaired_and_resumed(tmp_path):

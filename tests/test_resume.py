@@ -26,8 +26,8 @@ from focuscrawl.config import RunSettings
 from focuscrawl.crawl import Crawler
 from focuscrawl.storage.state import StateStore
 from focuscrawl.topic.topic_dir import load_topic_dir, write_topic_dir
-from focuscrawl.web import embedded_web_dir
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.webs import embedded_web_dir
+from focuscrawl.webs.store import OfflineWeb
 
 TOPIC = "subject.Science.Biology"
 
@@ -300,8 +300,8 @@ def test_console_script_kill_and_resume(small_topic, tmp_path):
 
 def _html_copy(src: Path, dst: Path) -> Path:
     """The web with each page stored as the HTML the server would render, so HTTP and offline fetches agree."""
-    from focuscrawl.web.html import parse_html, render_html
-    from focuscrawl.web.store import WebWriter
+    from focuscrawl.html import parse_html, render_html
+    from focuscrawl.webs.store import WebWriter
 
     web = OfflineWeb(src)
     labels = web.labels()
@@ -325,8 +325,8 @@ def test_loopback_http_crawl_matches_engine_run(tiny_web, tmp_path):
     import asyncio
 
     from focuscrawl.bench.protocol import init_from_web
-    from focuscrawl.web.http import FetchConfig, HttpFetcher
-    from focuscrawl.web.serve import serve_web
+    from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+    from focuscrawl.webs.serve import serve_web
 
     web_dir = _html_copy(tiny_web, tmp_path / "web")
     topic_dir = tmp_path / "topic"
@@ -363,8 +363,8 @@ def test_a_policy_restored_mid_crawl_selects_as_the_live_one(strategy, options):
     from focuscrawl.bench.protocol import load_topic
     from focuscrawl.builder import Classifiers, build_crawl
     from focuscrawl.config import RunSettings
-    from focuscrawl.web import embedded_web_dir
-    from focuscrawl.web.store import OfflineWeb
+    from focuscrawl.webs import embedded_web_dir
+    from focuscrawl.webs.store import OfflineWeb
 
     web = OfflineWeb(embedded_web_dir())
     topic = load_topic(web, "subject.Science.Biology")
@@ -430,8 +430,8 @@ def test_a_checkpoint_of_older_form_restores_the_same_crawl():
     from focuscrawl.builder import Classifiers, build_crawl
     from focuscrawl.config import RunSettings
     from focuscrawl.engine import engine as engine_module
-    from focuscrawl.web import embedded_web_dir
-    from focuscrawl.web.store import OfflineWeb
+    from focuscrawl.webs import embedded_web_dir
+    from focuscrawl.webs.store import OfflineWeb
 
     web = OfflineWeb(embedded_web_dir())
     topic = load_topic(web, "subject.Science.Biology")

@@ -19,12 +19,12 @@ from focuscrawl.cli.main import main
 from focuscrawl.config import CrawlConfig
 from focuscrawl.crawl import Crawler
 from focuscrawl.engine.scope import Scope, url_media_type
+from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
 from focuscrawl.topic.topic_dir import write_topic_dir
 from focuscrawl.types import TopicInputs
-from focuscrawl.web.domains import registered_domain
-from focuscrawl.web.http import FetchConfig, HttpFetcher
-from focuscrawl.web.serve import serve_web
-from focuscrawl.web.store import WebWriter
+from focuscrawl.urls import registered_domain
+from focuscrawl.webs.serve import serve_web
+from focuscrawl.webs.store import WebWriter
 
 A, B, OTHER = "http://a.example.org", "http://b.example.org", "http://elsewhere.net"
 

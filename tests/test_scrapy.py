@@ -1,7 +1,7 @@
 """focuscrawl inside Scrapy (focuscrawl.scrapy): real Scrapy crawls a small web served on loopback.
 
 Scrapy's reactor starts once per process, so each crawl runs ``scrapy runspider`` in a subprocess; the web is
-served by ``focuscrawl.web.serve`` (in a thread), whose request log says what was fetched and in which order.
+served by ``focuscrawl.webs.serve`` (in a thread), whose request log says what was fetched and in which order.
 
 The web: a hub links first to a section about cars, then to one about birds, each with leaves about its subject.
 A crawl that takes the hub's links in order (breadth first) fetches the car leaves first; a policy that learns
@@ -27,8 +27,8 @@ pytest.importorskip("scrapy")
 
 from focuscrawl.topic.topic_dir import write_topic_dir  # noqa: E402
 from focuscrawl.types import TopicInputs  # noqa: E402
-from focuscrawl.web.serve import serve_web  # noqa: E402
-from focuscrawl.web.store import WebWriter  # noqa: E402
+from focuscrawl.webs.serve import serve_web  # noqa: E402
+from focuscrawl.webs.store import WebWriter  # noqa: E402
 
 HOST = "http://wild.test"
 BIRDS = ["heron wading in the marsh", "kingfisher diving for fish", "owl hunting at night", "swallow migrating south"]

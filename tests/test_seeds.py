@@ -14,7 +14,7 @@ from focuscrawl.bench.runner import run_benchmark
 from focuscrawl.cli.main import app
 from focuscrawl.config import BenchConfig
 from focuscrawl.topic.topic_dir import load_topic_dir
-from focuscrawl.web.store import OfflineWeb, WebWriter
+from focuscrawl.webs.store import OfflineWeb, WebWriter
 
 BIRDS = "bird feather wing nest egg beak flight migration songbird plumage"
 TRAINS = "train railway station engine track locomotive carriage timetable signal freight"

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import aiohttp
 
+from focuscrawl.html import parse_html
+from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
 from focuscrawl.types import Link
-from focuscrawl.web import resolve_web_dir
-from focuscrawl.web.html import parse_html
-from focuscrawl.web.http import FetchConfig, HttpFetcher
-from focuscrawl.web.serve import allocate_addresses, serve_web
-from focuscrawl.web.store import OfflineWeb, WebWriter
+from focuscrawl.webs import resolve_web_dir
+from focuscrawl.webs.serve import allocate_addresses, serve_web
+from focuscrawl.webs.store import OfflineWeb, WebWriter
 
 
 def run(coro):

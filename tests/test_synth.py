@@ -7,9 +7,9 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from focuscrawl.urls import domain_of, normalize_url
-from focuscrawl.web.store import WEB_FILE, OfflineWeb
-from focuscrawl.web.synth import synthesize
+from focuscrawl.urls import normalize_url, site_of
+from focuscrawl.webs.store import WEB_FILE, OfflineWeb
+from focuscrawl.webs.synth import synthesize
 
 PAGES = 2000
 
@@ -78,7 +78,7 @@ def test_urls_are_normalised_and_pages_read(built, graph):
     pages, _ = graph
     for url in list(pages)[::37]:
         assert normalize_url(url) == url
-        assert pages[url][0] == domain_of(url)
+        assert pages[url][0] == site_of(url)
     page = next(web.fetch(url) for url, (_, status, _) in pages.items() if status == 200 and url.endswith("/"))
     assert 20 <= len(page.text.split()) <= 60 and page.title and page.outlinks
     assert all(link.anchor for link in page.outlinks)
@@ -129,7 +129,7 @@ def test_spider_trap(built, graph):
             break
         seen.add(url)
         url = next(link.url for link in page.outlinks if link.anchor == "Next day")
-        assert domain_of(url) == trap and url not in seen
+        assert site_of(url) == trap and url not in seen
     assert len(seen) == len(trap_pages)
 
 

@@ -143,8 +143,8 @@ def test_tfidf_fast_path_equals_scikit_learn_and_survives_pickling():
 
     from focuscrawl.bench.protocol import load_topic
     from focuscrawl.topic.relevance import TfidfRelevanceModel
-    from focuscrawl.web import embedded_web_dir
-    from focuscrawl.web.store import OfflineWeb
+    from focuscrawl.webs import embedded_web_dir
+    from focuscrawl.webs.store import OfflineWeb
 
     web = OfflineWeb(embedded_web_dir())
     topic = load_topic(web, "subject.Science.Biology")

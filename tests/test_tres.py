@@ -13,7 +13,7 @@ from focuscrawl.strategies.tres.ddqn import DDQN, DDQNConfig, double_q_targets, 
 from focuscrawl.strategies.tres.features import FeatureBuilder, KeywordMatcher, MeanRelevance
 from focuscrawl.topic.relevance import TfidfRelevanceModel
 from focuscrawl.types import TopicInputs
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.webs.store import OfflineWeb
 
 VARIANTS = ["tres", "tree-random", "tres-async", "tres-sync", "tres-nh", "tres-svm"]
 

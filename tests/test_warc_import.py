@@ -8,10 +8,10 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from focuscrawl.html import decode_html, looks_like_html
 from focuscrawl.types import Link
-from focuscrawl.web.html import decode_html, looks_like_html
-from focuscrawl.web.store import OfflineWeb
-from focuscrawl.web.warc_import import LabelsFormatError, import_warc
+from focuscrawl.webs.store import OfflineWeb
+from focuscrawl.webs.warc_import import LabelsFormatError, import_warc
 
 HOME = """<!DOCTYPE html><html><head><title>Home page</title></head><body>
 <p>Welcome to the example site about mammals.</p>

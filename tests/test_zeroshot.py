@@ -112,8 +112,8 @@ def test_a_crawl_from_a_few_words_stops_and_resumes_as_one(tmp_path, page_encode
 
     from focuscrawl.crawl import Crawler
     from focuscrawl.topic.topic_dir import init_from_words
-    from focuscrawl.web import embedded_web_dir
-    from focuscrawl.web.store import OfflineWeb
+    from focuscrawl.webs import embedded_web_dir
+    from focuscrawl.webs.store import OfflineWeb
 
     web = OfflineWeb(embedded_web_dir())
     seed = next(r.url for r in web.records() if "Bird" in r.url and r.outdegree > 5)

@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from focuscrawl.engine.defences import DefenceSettings
 from focuscrawl.engine.scope import Scope
+from focuscrawl.http.fetcher import FetchConfig
 from focuscrawl.user_files import read_lines, read_yaml_mapping
-from focuscrawl.web.http import FetchConfig
 
 CONFIG_FILE = "config.yml"
 # The benchmark protocol's example pages per topic (focuscrawl.bench.protocol says why these numbers).

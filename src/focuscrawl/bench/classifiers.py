@@ -18,7 +18,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from focuscrawl.topic.models import train_relevance_model
 from focuscrawl.types import TopicInputs
-from focuscrawl.web.store import OfflineWeb, label_matches
+from focuscrawl.webs.store import OfflineWeb, label_matches
 
 
 def evaluation_sample(web: OfflineWeb, topic: str, seed: int, relevant: int,

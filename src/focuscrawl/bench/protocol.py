@@ -20,7 +20,7 @@ fixed, seeded sample of labelled example *texts*, as a user would provide. Defau
   pages, P being the web's 2xx pages (``seed_reach_share``: ``SEED_REACH_SHARE``, 0.1, a bench setting).
   A user's seeds are hubs; a page whose links lead only back to itself or into a handful of pages ends every
   crawl at once, the oracle's included, and the row reports AUC/oracle 1.000 for every strategy (issue 30:
-  crawls of 1, 3 and 2 pages on an imported web of 48,175 pages). Reach (``focuscrawl.web.graph``) counts
+  crawls of 1, 3 and 2 pages on an imported web of 48,175 pages). Reach (``focuscrawl.webs.graph``) counts
   2xx pages, following links out of 2xx pages and redirects to their targets, through any page, held-out
   ones included (a crawl fetches them; they are only unscored); dead ends cost a fetch but give nothing, so
   they do not count. It ignores the per-domain cap and ``max_outlinks``, which limit every strategy alike. The share
@@ -44,8 +44,8 @@ from pathlib import Path
 from focuscrawl.config import EXAMPLES_IRRELEVANT, EXAMPLES_RELEVANT, SEED_REACH_SHARE, RunSettings
 from focuscrawl.topic.topic_dir import write_topic_dir
 from focuscrawl.types import TopicInputs
-from focuscrawl.web.graph import UNREACHABLE, LinkGraph
-from focuscrawl.web.store import OfflineWeb, label_matches, split_labels
+from focuscrawl.webs.graph import UNREACHABLE, LinkGraph
+from focuscrawl.webs.store import OfflineWeb, label_matches, split_labels
 
 
 class TopicError(ValueError):

@@ -22,8 +22,8 @@ from focuscrawl.builder import Classifiers, StrategyPlan, build_crawl, check_str
 from focuscrawl.config import BenchConfig, RunSettings
 from focuscrawl.topic.embeddings import loaded_vectors_fingerprints
 from focuscrawl.types import StepEvent, TopicInputs
-from focuscrawl.web import resolve_web_dir
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.webs import resolve_web_dir
+from focuscrawl.webs.store import OfflineWeb
 
 ORACLE = "oracle"
 # What a crawl of a messy web spends its budget on (``OfflineWeb.pathology``): traps, farms, copies of pages,
@@ -52,7 +52,7 @@ class RunResult:
     decision_s: float
     wall_s: float
     curve: list[int] = field(repr=False)  # relevant pages after each step, padded to the budget
-    # relevant hosts (``stats.relevant_hosts``: distinct hosts, by ``domain_of``, with a relevant page) after each
+    # relevant hosts (``stats.relevant_hosts``: distinct hosts, by ``site_of``, with a relevant page) after each
     # step, padded to the budget like ``curve``
     host_curve: list[int] = field(default_factory=list, repr=False)
     spent: dict[str, int] = field(default_factory=dict)  # a messy web's steps on injected URLs, by kind

@@ -34,9 +34,9 @@ from focuscrawl.builder import check_strategies
 from focuscrawl.config import BenchConfig, load_config
 from focuscrawl.strategies import resolve
 from focuscrawl.user_files import read_yaml_mapping
-from focuscrawl.web import embedded_web_dir
-from focuscrawl.web.mess import MESS_VERSION, make_profile, mess_web
-from focuscrawl.web.store import WEB_FILE, OfflineWeb
+from focuscrawl.webs import embedded_web_dir
+from focuscrawl.webs.mess import MESS_VERSION, make_profile, mess_web
+from focuscrawl.webs.store import WEB_FILE, OfflineWeb
 
 SUITES_DIR = Path(__file__).parent / "suites"
 HALVES = ("tuning", "held-out")

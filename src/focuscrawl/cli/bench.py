@@ -34,7 +34,7 @@ from focuscrawl.config import BenchConfig, RunSettings, load_config
 from focuscrawl.strategies import PRESETS, STRATEGIES
 from focuscrawl.strategies.registry import installed
 from focuscrawl.topic.models import RELEVANCE_MODELS
-from focuscrawl.web.mess import make_profile
+from focuscrawl.webs.mess import make_profile
 
 SetOption = Annotated[Optional[list[str]], typer.Option(
     "-s", "--set", help="override a setting: KEY=VALUE, e.g. budget=500 or options.tres.gamma=0 (repeatable)")]

@@ -14,9 +14,9 @@ from warcio.exceptions import ArchiveLoadFailed
 from focuscrawl.bench.protocol import TopicError
 from focuscrawl.config import describe_validation_error
 from focuscrawl.crawl import ResumeError
-from focuscrawl.storage.state import StoreDamagedError, StoreVersionError
 from focuscrawl.extras import MissingExtra
-from focuscrawl.web.store import WebFormatError
+from focuscrawl.storage.state import StoreDamagedError, StoreVersionError
+from focuscrawl.webs.store import WebFormatError
 
 console = Console(stderr=True)
 # Piped output gets a wide console so tables are not truncated in logs and CI.

@@ -27,8 +27,8 @@ from focuscrawl.topic.models import train_relevance_model
 from focuscrawl.topic.topic_dir import init_from_html, init_from_words
 from focuscrawl.types import TopicInputs
 from focuscrawl.user_files import read_lines
-from focuscrawl.web import resolve_web_dir
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.webs import resolve_web_dir
+from focuscrawl.webs.store import OfflineWeb
 
 topic_app = typer.Typer(help="Topics: topic directories, word vectors, keyword expansion, relevance classifiers.",
                         no_args_is_help=True)

@@ -12,15 +12,15 @@ import typer
 
 from focuscrawl.cli.common import console, fail, out, run
 from focuscrawl.config import parse_override
-from focuscrawl.web import resolve_web_dir
-from focuscrawl.web.debian import DEFAULT_SUITE, build_debian, download_index
-from focuscrawl.web.mess import PROFILES, MessReport, make_profile, mess_web
-from focuscrawl.web.serve import serve_web
-from focuscrawl.web.store import OfflineWeb
-from focuscrawl.web.synth import synthesize
-from focuscrawl.web.warc_import import import_warc
-from focuscrawl.web.webkb import build_webkb
-from focuscrawl.web.wikispeedia import build_embedded, build_wikispeedia
+from focuscrawl.webs import resolve_web_dir
+from focuscrawl.webs.debian import DEFAULT_SUITE, build_debian, download_index
+from focuscrawl.webs.mess import PROFILES, MessReport, make_profile, mess_web
+from focuscrawl.webs.serve import serve_web
+from focuscrawl.webs.store import OfflineWeb
+from focuscrawl.webs.synth import synthesize
+from focuscrawl.webs.warc_import import import_warc
+from focuscrawl.webs.webkb import build_webkb
+from focuscrawl.webs.wikispeedia import build_embedded, build_wikispeedia
 
 web_app = typer.Typer(help="Build, inspect, generate, mess up and serve offline webs.", no_args_is_help=True)
 build_app = typer.Typer(help="Build an offline web from a published dataset.", no_args_is_help=True)

@@ -47,7 +47,7 @@ from focuscrawl.types import Page
 
 
 class Fetcher(Protocol):
-    """What the driver needs from a fetcher (``focuscrawl.web.http.HttpFetcher``, ``OfflineFetcher``).
+    """What the driver needs from a fetcher (``focuscrawl.http.fetcher.HttpFetcher``, ``OfflineFetcher``).
 
     A fetcher whose ``fetch_result`` also returns the response headers and body (the HTTP fetcher) gets
     them into the WARC; otherwise the WARC holds the page rendered from its text. One with ``slot(url)`` and

@@ -17,12 +17,12 @@ from focuscrawl.builder import StrategyPlan
 from focuscrawl.config import CrawlConfig
 from focuscrawl.crawl.driver import Fetcher
 from focuscrawl.crawl.offline import OfflineFetcher
+from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+from focuscrawl.http.render import check_renderer
 from focuscrawl.topic.topic_dir import load_topic_dir
 from focuscrawl.types import TopicInputs
-from focuscrawl.web import resolve_web_dir
-from focuscrawl.web.http import FetchConfig, HttpFetcher
-from focuscrawl.web.render import check_renderer
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.webs import resolve_web_dir
+from focuscrawl.webs.store import OfflineWeb
 
 
 @dataclass

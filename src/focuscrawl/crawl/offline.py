@@ -11,7 +11,7 @@ import asyncio
 from pathlib import Path
 
 from focuscrawl.types import Page
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.webs.store import OfflineWeb
 
 
 class OfflineFetcher:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from focuscrawl.engine import CrawlEngine
 from focuscrawl.storage.state import StateStore
-from focuscrawl.urls import domain_of
+from focuscrawl.urls import site_of
 
 
 def _only_host_of(url: str) -> Callable[[str], bool]:
@@ -27,7 +27,7 @@ def _only_host_of(url: str) -> Callable[[str], bool]:
     hosts ready at the time (``Policy.select_ready``), which the clock decided; the logged URL was the policy's best
     on a ready host, or its best of all, and told that only its host is ready the policy chooses it again. A
     selection made without the hint was the best of all, which that hint leaves the same."""
-    host = domain_of(url)
+    host = site_of(url)
     return lambda candidate: candidate == host
 
 

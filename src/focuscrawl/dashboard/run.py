@@ -31,12 +31,12 @@ from typing import Any
 
 import yaml
 
+from focuscrawl.config import CONFIG_FILE
 from focuscrawl.crawl.run_folder import LOCK_FILE, SUMMARY_FILE
 from focuscrawl.storage.harvest import HARVEST_FILE
 from focuscrawl.storage.pages import PAGES_FILE
 from focuscrawl.storage.state import STATE_FILE, connect_readonly
 
-CONFIG_FILE = "config.yml"
 LATEST = 30          # rows in the "latest pages" table
 TOP_HOSTS = 12       # rows in each host table
 WINDOW = 100         # steps of the recent harvest rate
@@ -49,7 +49,7 @@ _COLUMNS = ("step, url, final_url, host, status, content_type, title, error, fet
 _DEFENCE_COLUMNS = ("verdict", "skipped")
 _STEP_PREFIX = re.compile(rb'\{"step": (\d+)')
 
-# The fetcher's words for why a URL was not fetched (web/http.py, web/safety.py): refusals before any request.
+# The fetcher's words for why a URL was not fetched (http/fetcher.py, http/safety.py): refusals before any request.
 _URL_REFUSALS = ("url longer", "malformed url", "scheme", "url has no host", "port 0", "credentials in url",
                  "looks like a spider trap", "redirect to an unusable url")
 

@@ -49,9 +49,9 @@ from focuscrawl.types import (
     RelevanceModel,
     Selection,
     StepEvent,
+    Web,
 )
-from focuscrawl.urls import domain_of, normalize_url
-from focuscrawl.web import Web
+from focuscrawl.urls import normalize_url, site_of
 
 EventSink = Callable[[StepEvent], None]
 REWARD_THRESHOLD = 0.5
@@ -134,7 +134,7 @@ class CrawlEngine:
             if self.owns is not None and not self.owns(url):
                 continue  # another shard's seed
             if url not in self.parent:
-                self._discover(url, None, domain_of(url))
+                self._discover(url, None, site_of(url))
                 seeds.append(url)
         if not seeds and self.owns is None:
             raise ValueError("no seeds: a crawl needs at least one seed URL")
@@ -173,7 +173,7 @@ class CrawlEngine:
                         if selection is None:
                             return None
                 url = selection.url
-                host = domain_of(url)
+                host = site_of(url)
                 probe = self.is_probe(url)
                 # Fetches in flight count against the cap: every fetch counts once recorded, whatever its
                 # status, so a host whose cap they would reach is as good as capped (concurrent crawls).
@@ -199,7 +199,7 @@ class CrawlEngine:
         soft = self.defences.soft_404
         while soft is not None and soft.queued:
             url = soft.queued.popleft()
-            host = domain_of(url)
+            host = site_of(url)
             if (url in self.fetched or url in self._in_flight or url in self.parent or host in self.capped_hosts
                     or not self.scope.allows(url, 0) or (self.owns is not None and not self.owns(url))):
                 soft.probe_host.pop(url, None)  # cannot be asked: the host stays unprobed
@@ -220,7 +220,7 @@ class CrawlEngine:
 
         (A URL the engine did not select, which only tests do, is observed as a bare selection.)
         """
-        host = domain_of(url)
+        host = site_of(url)
         selection, select_s = Selection(url), 0.0
         if url in self._in_flight:
             selection, select_s = self._in_flight.pop(url)
@@ -241,7 +241,7 @@ class CrawlEngine:
             duplicate = final_url in self.fetched
             if not duplicate:
                 # A redirect's target joins the closure; the fetch was counted once, against the host asked.
-                self._mark_fetched(final_url, domain_of(final_url), counts=False)
+                self._mark_fetched(final_url, site_of(final_url), counts=False)
                 joined.append(final_url)
         # Why the page gives no reward and no links, if it does not: a redirect to a fetched page (as always), or
         # a defence's verdict, whose page the policy sees empty (no new evidence).
@@ -259,7 +259,7 @@ class CrawlEngine:
             if (canonical is not None and not verdict and defences.canonical is not None
                     and canonical not in self.fetched and canonical not in self._in_flight):
                 # as a redirect's target: the page is that URL's document, which need not be fetched again
-                self._mark_fetched(canonical, domain_of(canonical), counts=False)
+                self._mark_fetched(canonical, site_of(canonical), counts=False)
                 joined.append(canonical)
         if defences.aliases is not None and (verdict == SOFT_404 or page.status in (404, 410)):
             defences.aliases.not_found(url)  # a URL rule that made a not-found URL is wrong for this site
@@ -320,7 +320,7 @@ class CrawlEngine:
             relevant = bool(page.ok and not verdict and self.judge(final_url))
             if relevant:
                 self.stats.relevant += 1
-                self.stats.relevant_hosts.add(domain_of(final_url))
+                self.stats.relevant_hosts.add(site_of(final_url))
         self._update_cap(step + 1)
         event = StepEvent(
             step=step,
@@ -387,14 +387,14 @@ class CrawlEngine:
         """
         for url in foreign.fetched:  # fetched by the sender (a redirect's target): closure only, no fetch counted
             if url not in self.fetched and (self.owns is None or self.owns(url)):
-                self._mark_fetched(url, domain_of(url), counts=False)
+                self._mark_fetched(url, site_of(url), counts=False)
         links: list[Outlink] = []
         seen: set[str] = set()
         for url, anchor in foreign.links:
             if url in seen or url in self.fetched or (self.owns is not None and not self.owns(url)):
                 continue
             seen.add(url)
-            host = domain_of(url)
+            host = site_of(url)
             if host in self.capped_hosts or self.defences.shut(url, host):
                 continue
             new = url not in self.parent
@@ -495,14 +495,14 @@ class CrawlEngine:
         """Discovered URLs not fetched, not in flight, not skipped before, on open hosts, for which ``keep`` holds."""
         skipped, fetched, in_flight, capped = self.defences.skipped, self.fetched, self._in_flight, self.capped_hosts
         return [url for url in self.parent if url not in fetched and url not in skipped and url not in in_flight
-                and keep(url) and domain_of(url) not in capped]
+                and keep(url) and site_of(url) not in capped]
 
     def _close_host(self, host: str, skipped: list[tuple[str, str]], why: str) -> None:
         """A failing host or a link farm is closed as a capped host is; its pending and parked URLs are listed as
         skipped, with ``why``."""
         hosts = self.defences.hosts
         parked = [selection.url for selection, _ in hosts.parked.get(host, ())] if hosts is not None else []
-        pending = self._pending(lambda url: domain_of(url) == host)
+        pending = self._pending(lambda url: site_of(url) == host)
         skipped.extend((url, why) for url in dict.fromkeys(pending + parked))
         self._cap_host(host)
 
@@ -519,7 +519,7 @@ class CrawlEngine:
 
     def _leave_frontier(self, url: str) -> None:
         self.defences.skipped.add(url)
-        host = domain_of(url)
+        host = site_of(url)
         if self.pending_per_host[host] > 0:
             self.pending_per_host[host] -= 1
             self.frontier_size -= 1
@@ -556,7 +556,7 @@ class CrawlEngine:
         for url, _ in candidates:
             if url in self.parent or (self.owns is not None and not self.owns(url)):
                 continue
-            host = domain_of(url)
+            host = site_of(url)
             if host not in self.capped_hosts and not self.defences.shut(url, host) and self.scope.allows(url, depth):
                 yield url
 
@@ -573,7 +573,7 @@ class CrawlEngine:
                     if len(links) + len(foreign) >= self.max_outlinks:
                         break
                 continue
-            host = domain_of(url)
+            host = site_of(url)
             shut = self.defences.shut(url, host)
             if shut:
                 if url not in self.defences.skipped:  # listed once, where it was first kept out

@@ -36,8 +36,8 @@ from focuscrawl.builder import Classifiers, build_crawl
 from focuscrawl.config import EXAMPLES_IRRELEVANT, SEED_REACH_SHARE, RunSettings, describe_validation_error
 from focuscrawl.gym.choice import HIGH, LOW, EnvChoice
 from focuscrawl.types import StepEvent
-from focuscrawl.web import resolve_web_dir
-from focuscrawl.web.store import OfflineWeb
+from focuscrawl.webs import resolve_web_dir
+from focuscrawl.webs.store import OfflineWeb
 
 ENV_ID = "focuscrawl/Crawl-v0"
 CHOICE = "focuscrawl.gym.choice:EnvChoice"  # the policy every episode's crawl is built with

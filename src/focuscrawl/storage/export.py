@@ -51,10 +51,10 @@ from focuscrawl.config import read_effective_config
 from focuscrawl.engine.defences import DUPLICATE, PROBE
 from focuscrawl.engine.defences.duplicates import NearDuplicates, NearDuplicateSettings, page_shingles
 from focuscrawl.extras import require
+from focuscrawl.html import decode_html, is_html, render_html
 from focuscrawl.storage.layout import run_stores
 from focuscrawl.storage.state import STATE_FILE, StepRecord, read_steps
 from focuscrawl.storage.warc import WARC_FILE
-from focuscrawl.web.html import decode_html, is_html, render_html
 
 BATCH_ROWS = 1000  # rows per Parquet row group: a batch's pages are held in memory at once
 # characters of a page's text its language is told from: on Wikispeedia's and WebKB's pages 99.9% the same answers as

@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from focuscrawl.html import render_html
 from focuscrawl.types import Page
-from focuscrawl.web.html import render_html
 
 WARC_FILE = "crawl.warc.gz"
 

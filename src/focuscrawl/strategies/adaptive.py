@@ -79,8 +79,7 @@ from focuscrawl.strategies.registry import StrategySpec, register
 from focuscrawl.topic.similarity import WORD_CACHE_SIZE, TopicSimilarity
 from focuscrawl.topic.text import terms, url_text
 from focuscrawl.types import Observation, Selection
-from focuscrawl.urls import domain_of
-from focuscrawl.web.domains import registered_domain
+from focuscrawl.urls import registered_domain, site_of
 
 GRAPH = FEATURES  # the crawled graph's neighbourhood sums, log-smoothed
 OWN = ("parent", "anchor", "words", "links", "path", "local")
@@ -324,7 +323,7 @@ class AdaptivePolicy(ShardAware, Policy):
         self.explored_pulls = np.zeros(len(EVIDENCE))
         self.explored_relevance = np.zeros(len(EVIDENCE))
         self.exploring: dict[str, int] = {}  # URL -> the column an exploring step followed to it
-        hosts = [domain_of(u) for u in context.seeds]
+        hosts = [site_of(u) for u in context.seeds]
         seeds, new = self.graph.intern(context.seeds, hosts)
         first = np.flatnonzero(new).tolist()  # a seed listed twice is one URL
         scores, halvings, halves = encode_own([SEED_EVIDENCE] * len(first))
@@ -660,7 +659,7 @@ class AdaptivePolicy(ShardAware, Policy):
         relevant = observation.reward > 0
         w = graph.ids.get(observation.url)
         if w is None:  # not ours (cannot happen with the engine); record it as a seed would be
-            host = domain_of(observation.url)
+            host = site_of(observation.url)
             w = int(graph.intern([observation.url], [host])[0][0])
             self._first_seen([w], [host], [hashed_words(observation.url, "")], *encode_own([SEED_EVIDENCE]))
         if observation.selection.memo is not None:

@@ -11,7 +11,7 @@ from itertools import islice
 from focuscrawl.policy import CrawlContext, Policy, Ready
 from focuscrawl.strategies.registry import StrategySpec, register
 from focuscrawl.types import Observation, Selection
-from focuscrawl.urls import domain_of
+from focuscrawl.urls import site_of
 
 
 class RandomPolicy(Policy):
@@ -40,12 +40,12 @@ class BreadthFirstPolicy(Policy):
     """First discovered, first fetched; in a polite crawl, the first on a host a fetch could start on now."""
 
     def reset(self, context: CrawlContext) -> None:
-        self.queue: deque[tuple[str, str]] = deque((url, domain_of(url)) for url in context.seeds)
+        self.queue: deque[tuple[str, str]] = deque((url, site_of(url)) for url in context.seeds)
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         if self.queue and isinstance(self.queue[0], str):  # a checkpoint that queued URLs alone
-            self.queue = deque((url, domain_of(url)) for url in self.queue)
+            self.queue = deque((url, site_of(url)) for url in self.queue)
 
     def select(self) -> Selection | None:
         return Selection(self.queue.popleft()[0], reason="first in, first out") if self.queue else None

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import yaml
 
+from focuscrawl.html import parse_html
 from focuscrawl.types import TopicInputs
 from focuscrawl.user_files import read_lines, read_yaml_mapping
-from focuscrawl.web.html import parse_html
 
 HTML_SUFFIXES = {".html", ".htm", ".xhtml", ".shtml", ""}
 TEXT_SUFFIXES = {".txt", ".text"}

@@ -11,8 +11,7 @@ from hashlib import blake2b
 from focuscrawl.engine import CrawlEngine
 from focuscrawl.policy import ShardAware
 from focuscrawl.types import ForeignLinks, Link, Page
-from focuscrawl.urls import domain_of
-from focuscrawl.web.domains import registered_domain
+from focuscrawl.urls import registered_domain, site_of
 
 # The id of a message of pooled parameters (the driver's); other messages are links (another shard's).
 PARAMETERS_PREFIX = "avg:"
@@ -22,7 +21,7 @@ def shard_of(url: str, workers: int) -> int:
     """The shard owning ``url``: blake2b of its registered domain (the same in every process and every run), so
     that every host of a domain, and with it per-host and per-domain politeness and the per-host cap, stays in
     one shard."""
-    digest = blake2b(registered_domain(domain_of(url)).encode("utf-8"), digest_size=8).digest()
+    digest = blake2b(registered_domain(site_of(url)).encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "big") % workers
 
 

@@ -39,7 +39,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from focuscrawl.topic.text import words
-from focuscrawl.urls import domain_of
+from focuscrawl.urls import site_of
 
 # Scripts written without spaces between words: Thai and Lao, and from CJK radicals on (kana, hangul, han).
 _UNSPACED = re.compile(r"[\u0e00-\u0eff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]")
@@ -102,7 +102,7 @@ class LinkFarms:
         self.judged[host] += 1
         if share < self.settings.max_short_share:
             self.stuffed[host] += 1
-            self.linked.setdefault(host, set()).update(domain_of(url) for url in links)
+            self.linked.setdefault(host, set()).update(site_of(url) for url in links)
         if not self._is_farm(host):
             # Reading costs a tenth of a millisecond a page. A host of 100 judged pages under half the farm share
             # would need about as many stuffed pages in a row to become a farm: it is read no more.

@@ -58,7 +58,7 @@ class Soft404:
         self.settings = settings
         self.seed = seed
         self.queued: deque[str] = deque()      # probe URLs to fetch next
-        self.probe_host: dict[str, str] = {}   # probe URL -> host (domain_of), from asked until answered
+        self.probe_host: dict[str, str] = {}   # probe URL -> host (site_of), from asked until answered
         self.probed: set[str] = set()          # hosts asked about (probe queued or answered)
         self.not_found: dict[str, np.ndarray | None] = {}  # host -> its not-found page's signature, None if none
 

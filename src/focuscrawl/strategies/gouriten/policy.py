@@ -31,7 +31,7 @@ from focuscrawl.strategies.gouriten.estimators import (
 )
 from focuscrawl.strategies.gouriten.scoring import ClassifierScores, KeywordTfidfScores
 from focuscrawl.types import Observation, Selection
-from focuscrawl.urls import domain_of
+from focuscrawl.urls import site_of
 
 BANDITS = ("mab-eps", "mab-eps-first", "mab-var")
 BANDIT_ARMS = ("fl-deg", "fl-n", "fl-e", "fl-ne", "lr-fl")  # "first-level neighborhood, including the lr"
@@ -97,7 +97,7 @@ class GouritenPolicy(Policy):
         self.batch_nodes: deque[tuple[int, int, bool]] = deque()
         self.left = 0  # fetches left before the next estimation
         self.estimations = 0
-        ids, _ = self.graph.intern(context.seeds, [domain_of(u) for u in context.seeds])
+        ids, _ = self.graph.intern(context.seeds, [site_of(u) for u in context.seeds])
         self.graph.depth[ids] = 0  # l(v) is the distance to V0
         self._discovered(ids, ids)
 
@@ -177,7 +177,7 @@ class GouritenPolicy(Policy):
         graph = self.graph
         w = graph.ids.get(observation.url)
         if w is None:  # not ours (cannot happen with the engine); record it as a seed would be
-            w = int(graph.intern([observation.url], [domain_of(observation.url)])[0][0])
+            w = int(graph.intern([observation.url], [site_of(observation.url)])[0][0])
         beta_w = self.scorer.node(observation)
         arm = observation.selection.memo
         if self.bandit is not None and arm is not None:

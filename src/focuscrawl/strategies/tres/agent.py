@@ -70,7 +70,7 @@ from focuscrawl.strategies.tres.features import (
 )
 from focuscrawl.strategies.tres.tree_frontier import TreeFrontier
 from focuscrawl.types import Observation, Selection
-from focuscrawl.urls import domain_of
+from focuscrawl.urls import site_of
 
 SYNC_CHUNK = 1 << 16
 
@@ -140,7 +140,7 @@ class TresPolicy(ShardAware, Policy):
         self.last_transition: int | None = None
 
         seeds = list(dict.fromkeys(context.seeds))
-        hosts = [domain_of(u) for u in seeds]
+        hosts = [site_of(u) for u in seeds]
         x = self.features.outlink_features(-1, seeds, [url_words(u) for u in seeds], hosts)
         self._insert(seeds, x, hosts, np.full(len(seeds), -1))
         for row in x:
@@ -197,7 +197,7 @@ class TresPolicy(ShardAware, Policy):
         page = self.features.add_page(parent, reward, parent_value)
         if self.selector.experience:
             self.frontier.add_experience(x, reward)
-        host = domain_of(url)
+        host = site_of(url)
         self.features.add_host_fetch(host, reward)
         if self.hub_features and self.selector.refresh_hosts:
             self._refresh_host(host)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from focuscrawl.web.store import WebWriter
+from focuscrawl.webs.store import WebWriter
 
 GENERATOR_VERSION = 1  # bump when a change alters the output for a given seed
 PURPOSE = "synthetic web for scale and unit tests only; never use it for quality claims"
@@ -276,7 +276,7 @@ def synthesize(
               "hub_fraction": hub_fraction, "island_fraction": island_fraction,
               "dead_link_rate": dead_link_rate, "off_topic": off_topic, "trap_pages": trap_n,
               "generator_version": GENERATOR_VERSION}
-    meta = {"name": f"synth-{pages}", "builder": "synth", "source": "focuscrawl.web.synth: " + PURPOSE,
+    meta = {"name": f"synth-{pages}", "builder": "synth", "source": "focuscrawl.webs.synth: " + PURPOSE,
             "purpose": PURPOSE, "params": params, "topic_defaults": {},
             "structure": {"trap_host": trap_host if trap_n else None, "island_hosts": int(island.sum()),
                           "hubs": int(len(hub)), "tunnels": int(island.sum()), "removed_urls": n_dead}}

@@ -10,7 +10,7 @@ The server speaks plain HTTP. A crawler that maps an ``https://`` URL to it says
 looked up only when the web has no such page (for a person typing an address by hand), so that a web
 holding both (a messy web's scheme mirror) answers each with its own page.
 
-A messy web (``focuscrawl.web.mess``) is served with its hosts' behaviour (``focuscrawl.web.behaviour``):
+A messy web (``focuscrawl.webs.mess``) is served with its hosts' behaviour (``focuscrawl.webs.behaviour``):
 the URLs that fail offline fail here too (500/503; an error also starts a burst of 503s for the host's next
 requests; a timeout hangs ``hang_s``), slow hosts trickle their bodies over ``slow_body_s``, soft-404 hosts
 answer unknown paths with their not-found page and status 200, and pages carry their
@@ -36,10 +36,10 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from focuscrawl.html import canonical_tag, insert_html, render_html, script_links_tag
 from focuscrawl.urls import normalize_url
-from focuscrawl.web.behaviour import HostBehaviour
-from focuscrawl.web.html import canonical_tag, insert_html, render_html, script_links_tag
-from focuscrawl.web.store import WEB_FILE, OfflineWeb
+from focuscrawl.webs.behaviour import HostBehaviour
+from focuscrawl.webs.store import WEB_FILE, OfflineWeb
 
 SLOW_BODY_CHUNKS = 10  # a slow host sends a body in this many pieces, evenly spread over its time
 

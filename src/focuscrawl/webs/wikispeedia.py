@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from focuscrawl.urls import normalize_url
-from focuscrawl.web.store import WebWriter, label_matches
+from focuscrawl.webs.store import WebWriter, label_matches
 
 BASE_URL = "https://schools-wikipedia.org/wp"
 HEADER_PREFIX = "2007 Schools Wikipedia Selection"
@@ -168,7 +168,7 @@ def _meta(name: str, builder: str) -> dict:
 def build_wikispeedia(src: Path, out: Path, overwrite: bool = False) -> Path:
     """Convert the full Wikispeedia set (about 4,600 articles, 120k links) into an offline web at ``out``."""
     data = load(src)
-    meta = _meta("wikispeedia", "focuscrawl.web.wikispeedia.build_wikispeedia")
+    meta = _meta("wikispeedia", "focuscrawl.webs.wikispeedia.build_wikispeedia")
     return _write(data, data.articles, out, meta, overwrite)
 
 
@@ -231,6 +231,6 @@ def build_embedded(src: Path, out: Path, overwrite: bool = False) -> Path:
     """Build the small demo web shipped inside the package (a few hundred pages, two topics)."""
     data = load(src)
     names = select_embedded(data)
-    meta = _meta("wikispeedia-demo", "focuscrawl.web.wikispeedia.build_embedded")
+    meta = _meta("wikispeedia-demo", "focuscrawl.webs.wikispeedia.build_embedded")
     meta["topics"] = list(EMBEDDED_TOPICS)
     return _write(data, names, out, meta, overwrite)

@@ -4,10 +4,10 @@ Why SQLite: it opens instantly whatever the web's size (nothing is loaded up fro
 indexed look-ups, anyone can read or write the format from any language, and a 1M-page web stays one
 file. The format is specified in docs/web-format.md; keep the two in step.
 
-Messy webs (``focuscrawl.web.mess``) add three optional tables, which a reader that ignores them can
+Messy webs (``focuscrawl.webs.mess``) add three optional tables, which a reader that ignores them can
 skip: ``injected`` (ground truth: the kind of every URL the mess added), ``canonicals`` (a page's
 ``<link rel="canonical">``) and ``script_links`` (links that only a page's scripts add), and host
-behaviour in ``meta.mess`` (``focuscrawl.web.behaviour``).
+behaviour in ``meta.mess`` (``focuscrawl.webs.behaviour``).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
+from focuscrawl.html import clean_text
 from focuscrawl.types import Link, Page
-from focuscrawl.urls import domain_of
-from focuscrawl.web.behaviour import TIMEOUT_ERROR, HostBehaviour, host_behaviours, host_name, not_found_page
-from focuscrawl.web.graph import LinkGraph
-from focuscrawl.web.html import clean_text
+from focuscrawl.urls import host_of, site_of
+from focuscrawl.webs.behaviour import TIMEOUT_ERROR, HostBehaviour, host_behaviours, not_found_page
+from focuscrawl.webs.graph import LinkGraph
 
 FORMAT_VERSION = 1
 WEB_FILE = "web.sqlite"
@@ -159,7 +159,7 @@ class OfflineWeb:
         """
         current = url
         for _ in range(MAX_REDIRECTS + 1):
-            behaviour = self.behaviours.get(host_name(current)) if self.behaviours else None
+            behaviour = self.behaviours.get(host_of(current)) if self.behaviours else None
             if behaviour is not None:
                 failed = behaviour.failure_status(self.failure_seed, current)
                 if failed == 0:
@@ -218,7 +218,7 @@ class OfflineWeb:
 
     def not_found(self, url: str) -> Page | None:
         """What ``url``'s host answers for a URL it has no page for, when it answers with a page (a soft 404)."""
-        behaviour = self.behaviours.get(host_name(url))
+        behaviour = self.behaviours.get(host_of(url))
         if behaviour is None or behaviour.soft_404 is None:
             return None
         return self._not_found_page(url, url, behaviour)
@@ -259,7 +259,7 @@ class OfflineWeb:
             yield PageRecord(*row)
 
     def rows(self) -> Iterator[StoredRow]:
-        """Every stored URL in id order with its links, for tools that rewrite a web (``focuscrawl.web.mess``).
+        """Every stored URL in id order with its links, for tools that rewrite a web (``focuscrawl.webs.mess``).
         Labels included: such a tool copies the ground truth, it does not act on it."""
         links = self._db.execute(
             "SELECT l.src, p.url, l.anchor FROM links l JOIN pages p ON p.id = l.dst ORDER BY l.src, l.ord")
@@ -298,7 +298,7 @@ class OfflineWeb:
         ``failing`` or ``timeout`` when its host fails it, else the kind it was injected as (``injected``),
         else ``soft-404`` when its host answers it with a not-found page. For scoring code and oracles only.
         """
-        behaviour = self.behaviours.get(host_name(url)) if self.behaviours else None
+        behaviour = self.behaviours.get(host_of(url)) if self.behaviours else None
         if behaviour is not None:
             failed = behaviour.failure_status(self.failure_seed, url)
             if failed is not None:
@@ -451,7 +451,7 @@ class WebWriter:
             self._canonical_rows.append((page_id, canonical))
         label_text = ",".join(sorted({label.strip() for label in labels if label.strip()}))
         self._page_rows.append(
-            (page_id, url, domain_of(url), status, content_type, location, title, label_text, _pack(text), _pack(html))
+            (page_id, url, site_of(url), status, content_type, location, title, label_text, _pack(text), _pack(html))
         )
         if len(self._page_rows) >= 20_000:
             self._flush_pages()
@@ -494,7 +494,7 @@ class WebWriter:
         """Add dead ends, index, and atomically move the finished file into place."""
         for url, page_id in self._ids.items():
             if page_id not in self._has_row:
-                self._page_rows.append((page_id, url, domain_of(url), 404, "", None, "", "", None, None))
+                self._page_rows.append((page_id, url, site_of(url), 404, "", None, "", "", None, None))
                 if len(self._page_rows) >= 20_000:
                     self._flush_pages()
         self._flush_pages()

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from warcio.archiveiterator import ArchiveIterator
 
+from focuscrawl.html import decode_html, is_html, parse_html
 from focuscrawl.urls import normalize_url
-from focuscrawl.web.html import decode_html, is_html, parse_html
-from focuscrawl.web.store import MAX_REDIRECTS, WebWriter
+from focuscrawl.webs.store import MAX_REDIRECTS, WebWriter
 
 # Pages bigger than this are truncated before parsing: a 100 MB "page" is a data dump, not a page, and
 # parsing it would dominate the import time.

@@ -1,8 +1,8 @@
 """How the hosts of a messy web misbehave: not-found pages that answer 200, and failures.
 
-A messy web (``focuscrawl.web.mess``) records its hosts' behaviour in ``meta.mess.hosts``. This module is
+A messy web (``focuscrawl.webs.mess``) records its hosts' behaviour in ``meta.mess.hosts``. This module is
 the one definition of what that behaviour does, used by the offline fetch (``OfflineWeb.fetch``) and by
-the loopback server (``focuscrawl.web.serve``) alike, so that a crawl over HTTP meets what the in-process
+the loopback server (``focuscrawl.webs.serve``) alike, so that a crawl over HTTP meets what the in-process
 crawl meets.
 
 Offline, whether a URL fails depends on the URL alone (a hash of the web's seed and the URL), never on
@@ -35,14 +35,6 @@ def seeded_unit(seed: int, *parts: object) -> float:
     """
     key = ":".join(str(part) for part in (seed, *parts)).encode("utf-8", "surrogatepass")
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") / 2**64
-
-
-def host_name(url: str) -> str:
-    """The URL's host name as a server sees it (lower-cased; ``www.`` kept: another name, maybe another server)."""
-    try:
-        return (urlsplit(url).hostname or "").lower()
-    except ValueError:
-        return ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from focuscrawl.html import clean_text, decode_html, parse_html
 from focuscrawl.urls import normalize_url
-from focuscrawl.web.html import clean_text, decode_html, parse_html
-from focuscrawl.web.store import WebWriter
+from focuscrawl.webs.store import WebWriter
 
 LABELS = ("course", "department", "faculty", "other", "project", "staff", "student")
 SOURCE = (
@@ -81,7 +81,7 @@ def build_webkb(src: Path, out: Path, overwrite: bool = False) -> Path:
     root = _find_root(src)
     meta = {
         "name": "webkb",
-        "builder": "focuscrawl.web.webkb.build_webkb",
+        "builder": "focuscrawl.webs.webkb.build_webkb",
         "source": SOURCE,
         "citation": CITATION,
         "topic_defaults": TOPIC_DEFAULTS,

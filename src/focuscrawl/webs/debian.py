@@ -24,7 +24,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from focuscrawl.urls import normalize_url
-from focuscrawl.web.store import WebWriter
+from focuscrawl.webs.store import WebWriter
 
 MIRROR = "https://deb.debian.org/debian/dists"
 MIRROR_HOST = "deb.debian.org"
@@ -326,7 +326,7 @@ def build_debian(src: Path, out: Path, overwrite: bool = False, *, reverse_links
 
     meta = {
         "name": "debian",
-        "builder": "focuscrawl.web.debian.build_debian",
+        "builder": "focuscrawl.webs.debian.build_debian",
         "source": SOURCE.format(split=", ".join(f"{k}/OWNER -> OWNER.{v}" for k, v in CODE_HOSTS.items())
                                 + ", sourceforge.net/projects/X -> X.sourceforge.io" if split_code_hosts
                                 else "not split", reverse=reverse_links),

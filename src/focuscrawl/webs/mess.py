@@ -13,7 +13,7 @@ redirects so that the benchmark (offline) and ``focuscrawl web serve`` (over HTT
   ``<link rel=canonical>``, some do not;
 - redirect chains (2-4 hops) and loops; link farms (irrelevant pages stuffed, in text and anchors, with the
   most distinctive words of the pages that link to them); links that only a script adds;
-- host behaviour (``focuscrawl.web.behaviour``): soft-404 hosts, and hosts that fail (5xx, timeouts, slow
+- host behaviour (``focuscrawl.webs.behaviour``): soft-404 hosts, and hosts that fail (5xx, timeouts, slow
   bodies).
 
 The crawler must meet them where it crawls, whatever topic a benchmark scores: a trap's pages borrow the
@@ -46,11 +46,11 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from focuscrawl.html import clean_text, insert_html, links_nav, parse_document, rewrite_links
 from focuscrawl.types import Link
-from focuscrawl.urls import domain_of, normalize_url
-from focuscrawl.web.behaviour import HostBehaviour, host_name, not_found_page, seeded_unit
-from focuscrawl.web.html import clean_text, insert_html, links_nav, parse_document, rewrite_links
-from focuscrawl.web.store import WEB_FILE, OfflineWeb, WebWriter
+from focuscrawl.urls import host_of, normalize_url, site_of
+from focuscrawl.webs.behaviour import HostBehaviour, not_found_page, seeded_unit
+from focuscrawl.webs.store import WEB_FILE, OfflineWeb, WebWriter
 
 MESS_VERSION = 3  # bump when a change alters the web a given source, profile and seed give
 IDF_PAGES = 2000  # pages of WEB the farms' tf-idf takes its idf from, spread evenly: plenty, and fast
@@ -435,11 +435,11 @@ class _Mess:
                                        content_type=row.content_type, location=row.location,
                                        source=row.url if 200 <= row.status < 300 else None)
             if 200 <= row.status < 300:
-                host = host_name(row.url)
+                host = host_of(row.url)
                 self.originals[row.url] = _Original(row.url, host, row.title, row.links, row.has_html)
                 self.host_pages.setdefault(host, []).append(row.url)
                 self.scheme_of.setdefault(host, urlsplit(row.url).scheme)
-            self._hosts_taken.add(host_name(row.url))
+            self._hosts_taken.add(host_of(row.url))
 
     def rng(self, *purpose: object) -> random.Random:
         # A string seed is hashed with SHA-512 by random.Random: the same on every machine and run.
@@ -537,7 +537,7 @@ class _Mess:
             base = rng.choices(hosts, weights)[0]
             if i < injected_hosts:
                 prefix = {"calendar": "events", "pagination": "archive", "facet": "search"}[kind]
-                host = self._new_host(f"{prefix}.{domain_of('//' + base)}")
+                host = self._new_host(f"{prefix}.{site_of('//' + base)}")
                 sections.append(_Section(kind, i, host, self.scheme_of[base], on_site=False))
             else:
                 sections.append(_Section(kind, i, base, self.scheme_of[base], on_site=True))
@@ -945,7 +945,7 @@ class _Mess:
                     self.pages[copy] = self._copy(copy, "mirror", url, options.canonical_share, mapping)
                     of_page.setdefault(url, []).append(mapping)
                 # A mirror answers as its original host does (a soft 404 there is one here).
-                mirror_host = host_name(next(iter(mapping.values()), ""))
+                mirror_host = host_of(next(iter(mapping.values()), ""))
                 if host in self.behaviours and mirror_host and mirror_host not in self.host_pages:
                     self.behaviours.setdefault(mirror_host, self.behaviours[host])
         return of_page
@@ -1122,7 +1122,7 @@ class _Mess:
                 continue
             if self.unit("soft-404", "broken", url) >= self.profile.soft_404.broken_share:
                 continue
-            same_host = [link for link in original.links if host_name(link.url) == original.host]
+            same_host = [link for link in original.links if host_of(link.url) == original.host]
             if not same_host:
                 continue
             link = same_host[int(self.unit("soft-404", "which", url) * len(same_host))]
@@ -1173,7 +1173,7 @@ class _Mess:
                         for link in (*page.links, *page.script_links)
                         if link.url not in self.rows and link.url not in self.pages})
         for url in dead:
-            behaviour = self.behaviours.get(host_name(url))
+            behaviour = self.behaviours.get(host_of(url))
             if behaviour is None or behaviour.soft_404 is None:
                 continue
             title, text = not_found_page(url)
@@ -1274,7 +1274,7 @@ def mess_web(source: str | Path, out: str | Path, profile: MessProfile | None = 
             raise FileExistsError(f"{out / WEB_FILE} already exists; pass --overwrite to replace it")
         mess = _Mess(web, profile, seed)
         mess.build()
-        meta = {**web.meta, "name": f"{web.name}-mess", "builder": "focuscrawl.web.mess.mess_web"}
+        meta = {**web.meta, "name": f"{web.name}-mess", "builder": "focuscrawl.webs.mess.mess_web"}
         with WebWriter(out, meta, overwrite=overwrite) as writer:
             counts = mess.write(writer)
             hosts = {host: behaviour.to_json() for host, behaviour in sorted(mess.behaviours.items())}

@@ -3,7 +3,7 @@
 One aiohttp session serves every request (aiohttp rather than httpx: its resolver hook lets the
 address check happen on the very addresses the connection uses, it streams and leaves decompression
 to us, and it is the faster of the two at high concurrency; its server half also runs the loopback
-web in ``focuscrawl.web.serve``, so the project has one HTTP stack).
+web in ``focuscrawl.webs.serve``, so the project has one HTTP stack).
 
 Politeness is per host (or, with ``politeness="domain"``, per registered domain: ``a.example.org`` and
 ``b.example.org`` then share one schedule): at most ``per_host_concurrency`` requests in flight and
@@ -14,7 +14,7 @@ flight at once without any of them breaking a host's schedule.
 ``fetch`` never raises for network or HTTP trouble: a refused, unreachable or broken URL is a Page
 with status 0 and an ``error``, because on the real web that is an ordinary outcome of a crawl step.
 
-With ``render`` = ``auto`` or ``always`` an HTML page's scripts are run too (``focuscrawl.web.render``): the
+With ``render`` = ``auto`` or ``always`` an HTML page's scripts are run too (``focuscrawl.http.render``): the
 browser gets the body already fetched and sends no request, so rendering never touches the politeness
 schedule; the links only the scripts wrote follow the page's own.
 """
@@ -26,16 +26,12 @@ import email.utils
 import time
 import zlib
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 import aiohttp
 from yarl import URL
 
 from focuscrawl import __version__
-from focuscrawl.types import Link, Page
-from focuscrawl.urls import MAX_URL_LENGTH, normalize_url
-from focuscrawl.web.domains import registered_domain
-from focuscrawl.web.html import (
+from focuscrawl.html import (
     HTML_TYPES,
     SNIFF_TYPES,
     decode_html,
@@ -43,22 +39,24 @@ from focuscrawl.web.html import (
     looks_like_html,
     parse_html,
 )
-from focuscrawl.web.render import (
+from focuscrawl.http.render import (
     RENDER_MODES,
-    RenderError,
     Renderer,
+    RenderError,
     RenderStats,
     merge_rendered,
     needs_rendering,
 )
-from focuscrawl.web.robots import RobotsCache
-from focuscrawl.web.safety import (
+from focuscrawl.http.robots import RobotsCache
+from focuscrawl.http.safety import (
     AddressPolicy,
     BlockedAddressError,
     CachingResolver,
     check_url,
     is_trap_url,
 )
+from focuscrawl.types import Link, Page
+from focuscrawl.urls import MAX_URL_LENGTH, host_of, normalize_url, registered_domain
 
 DEFAULT_USER_AGENT = f"focuscrawl/{__version__} (+https://github.com/focuscrawl/focuscrawl; focused research crawler)"
 ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309: parse at least the first 500 KiB
@@ -87,7 +85,7 @@ class FetchConfig:
     max_redirects: int = 5
     max_url_length: int = MAX_URL_LENGTH
     max_outlinks: int = 1000
-    # Page text = the main content (boilerplate removed, web/html.py extract_main_text), for relevance and
+    # Page text = the main content (boilerplate removed, html.py extract_main_text), for relevance and
     # pages.jsonl; False: the whole body minus script/style/nav. Title and outlinks come from the whole page.
     main_text: bool = True
     # Media types whose bodies are downloaded (None: HTML); a response of another type is not read and its page
@@ -100,7 +98,7 @@ class FetchConfig:
     resolve_overrides: dict[str, str] = field(default_factory=dict)  # host -> "ip[:port]", fetched over http
     dns_ttl: float = 300.0
     keep_html: bool = True  # Page.html holds the decoded document (for WARC writing)
-    # Run HTML pages' scripts (web/render.py, the render extra): "never", "auto" (the pages needs_rendering picks:
+    # Run HTML pages' scripts (http/render.py, the render extra): "never", "auto" (the pages needs_rendering picks:
     # an inline script writes links) or "always". Page.html stays the document the server sent.
     render: str = "never"
     render_timeout: float = 10.0  # seconds one render may take; a page that takes longer keeps its HTML's links
@@ -354,7 +352,7 @@ class HttpFetcher:
     # -- one HTTP exchange, politely ---------------------------------------------------------------
     async def _address_refusal(self, url: str) -> str | None:
         try:
-            await self.resolver.addresses(_host_of(url))
+            await self.resolver.addresses(host_of(url))
         except BlockedAddressError as exc:
             return f"refused address: {exc}"
         except OSError as exc:
@@ -363,11 +361,11 @@ class HttpFetcher:
 
     def slot(self, url: str) -> str:
         """Whose schedule a request to ``url`` waits for: its host's, or its registered domain's."""
-        host = _host_of(url)
+        host = host_of(url)
         return registered_domain(host) if self.config.politeness == "domain" else host
 
     def site_slots(self, site: str) -> tuple[str, ...]:
-        """The slots of the URLs of a crawl's site (``focuscrawl.urls.domain_of``: a host without ``www.``)."""
+        """The slots of the URLs of a crawl's site (``focuscrawl.urls.site_of``: a host without ``www.``)."""
         return (registered_domain(site),) if self.config.politeness == "domain" else (site, f"www.{site}")
 
     @property
@@ -628,10 +626,3 @@ def parse_retry_after(value: str | None) -> float | None:
     if when is None:
         return None
     return max(0.0, when.timestamp() - time.time())
-
-
-def _host_of(url: str) -> str:
-    try:
-        return (urlsplit(url).hostname or "").lower()
-    except ValueError:
-        return ""
