@@ -10,7 +10,7 @@ Each chosen protocol run of the row (the suite's seeds and crawl seed; ``-s KEY=
 settings as ``focuscrawl bench -s`` does, strategy options included) is crawled once and printed: relevant pages
 (at 250, 500, 1,000 and 2,000 steps and at the end) and hosts, the fetches by HTTP status, on a messy web the
 fetches by injected kind and the hosts each kind's fetches went to, and for ``adaptive`` its learned evidence
-weights. For looking at a row while developing, as results section 12 and 13 did; the suite is what judges.
+weights. For looking at a row while developing; the suite is what judges.
 """
 
 from __future__ import annotations

@@ -147,7 +147,7 @@ class ShardAware:
         self.observe(observation)  # type: ignore[attr-defined]
 
     # Pages between two combinations of the shards' parameters when the settings do not say (0: never). Chosen
-    # by measurement: adaptive's pooling helps at N=4 (docs/results.md, section 9), tres's averaging hurts.
+    # by measurement (benchmarks/distributed_quality.py): adaptive's pooling helps at N=4, tres's averaging hurts.
     combine_every: int = 0
 
     def parameters(self) -> dict[str, np.ndarray] | None:

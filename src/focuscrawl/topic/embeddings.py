@@ -246,11 +246,10 @@ def torch_threads(n: int) -> Iterator[None]:
 class SentenceEncoder:
     """The packaged all-MiniLM-L6-v2 sentence transformer itself, on CPU: unit-length embeddings of texts.
 
-    Dearer than the static vectors (about 45 ms for a page's first ``max_tokens`` = 128 word pieces on one
-    thread of this project's 2-core machine, 90 ms for the model's full 256, against 1 ms), so it embeds
-    fetched pages only, never link contexts; on one thread, like the project's other torch models
-    (reproducible, and fair to a parallel benchmark). 128 pieces rank a topic's pages about as well as 256
-    (docs/results.md, section 4) at half the cost. Embeddings are memoised by text (a pure function of it):
+    Dearer than the static vectors by more than an order of magnitude a page, so it embeds fetched pages only,
+    never link contexts; on one thread, like the project's other torch models (reproducible, and fair to a
+    parallel benchmark). A page's first ``max_tokens`` = 128 word pieces rank a topic's pages about as well as the
+    model's full 256 at half the cost (benchmarks/page_encoder_choice.py). Embeddings are memoised by text (a pure function of it):
     a benchmark crawls the same offline pages again and again.
     """
 
