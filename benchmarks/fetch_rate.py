@@ -17,7 +17,8 @@ import sys
 import time
 
 from benchmarks.served import serve_web
-from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+from focuscrawl.http.fetcher import HttpFetcher
+from focuscrawl.http.settings import FetchConfig
 from focuscrawl.webs.store import OfflineWeb
 
 

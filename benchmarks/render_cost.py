@@ -38,7 +38,7 @@ from benchmarks.served import serve_web
 from focuscrawl.bench.protocol import init_from_web, load_topic
 from focuscrawl.crawl import Crawler
 from focuscrawl.html import parse_html
-from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+from focuscrawl.http.fetcher import HttpFetcher
 from focuscrawl.http.render import (
     MENTIONS_LINKS,
     WRITES_TO_PAGE,
@@ -47,6 +47,7 @@ from focuscrawl.http.render import (
     inline_scripts,
     needs_rendering,
 )
+from focuscrawl.http.settings import FetchConfig
 from focuscrawl.types import Page
 from focuscrawl.webs.store import OfflineWeb
 

@@ -21,7 +21,8 @@ from benchmarks.served import serve_web  # stdlib only: this runs in Scrapy's en
 
 WARM = """
 import asyncio, sys
-from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+from focuscrawl.http.fetcher import HttpFetcher
+from focuscrawl.http.settings import FetchConfig
 from focuscrawl.webs.store import OfflineWeb
 import json
 async def go():

@@ -167,3 +167,23 @@ def test_a_crawl_checks_its_inputs_before_it_writes_or_trains_anything(tmp_path,
                  *[arg.format(tmp=tmp_path) for arg in mistake]])
     assert expected in " ".join(_one_clean_line(capsys, code).split())
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("mistake, expected", [
+    (["-s", "fetch.min_delay=abc"], "setting fetch.min_delay: Input should be a valid number"),
+    (["-s", "fetch.max_concurrency=x"], "setting fetch.max_concurrency: Input should be a valid integer"),
+    (["-s", "fetch.min_delay=-1"], "setting fetch.min_delay: Input should be greater than or equal to 0"),
+    (["-s", "fetch.no_such_knob=1"], "setting fetch.no_such_knob: unknown setting"),
+    (["-s", "fetch=5"], "setting fetch: Input should be a valid dictionary"),
+    (["--politeness", "site"], "setting fetch.politeness: Input should be 'host' or 'domain'"),
+    (["-c", "{tmp}/fetch.yml"], "setting fetch.max_concurrency: Input should be a valid integer"),
+])
+def test_a_fetch_setting_of_the_wrong_type_or_name_is_refused_when_the_config_loads(tmp_path, capsys, mistake,
+                                                                                    expected):
+    # The HTTP fetcher's settings are typed like every other: one line naming the setting, before the run folder
+    # is made, also for a crawl that would never build the fetcher (an offline web)
+    (tmp_path / "fetch.yml").write_text('fetch:\n  max_concurrency: "x"\n')
+    code = main(["crawl", "-o", str(tmp_path / "run"), "--topic", str(tmp_path), "--web", "embedded",
+                 *[arg.format(tmp=tmp_path) for arg in mistake]])
+    assert expected in " ".join(_one_clean_line(capsys, code).split())
+    assert not (tmp_path / "run").exists()

@@ -9,7 +9,8 @@ from pathlib import Path
 from conftest import BIRD_WORDS, OTHER_WORDS, _text
 
 from focuscrawl.crawl import Crawler
-from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+from focuscrawl.http.fetcher import HttpFetcher
+from focuscrawl.http.settings import FetchConfig
 from focuscrawl.topic.topic_dir import write_topic_dir
 from focuscrawl.types import TopicInputs
 from focuscrawl.webs.serve import serve_web

@@ -35,8 +35,10 @@ from focuscrawl.config import BenchConfig
 from focuscrawl.crawl import Crawler
 from focuscrawl.dashboard import DashboardError, DashboardServer, detect_kind, is_loopback, serve_dashboard
 from focuscrawl.dashboard.charts import Line, line_chart, nice_ticks, thin
-from focuscrawl.dashboard.run import PagesIndex, RunReader, connect_readonly, lock_held, problem_kind
-from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+from focuscrawl.dashboard.run import PagesIndex, RunReader, lock_held, problem_kind
+from focuscrawl.http.fetcher import HttpFetcher
+from focuscrawl.http.settings import FetchConfig
+from focuscrawl.storage.reader import connect_readonly
 from focuscrawl.topic.topic_dir import write_topic_dir
 from focuscrawl.types import TopicInputs
 from focuscrawl.webs.serve import serve_web

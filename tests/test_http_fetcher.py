@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from focuscrawl.http.fetcher import FetchConfig, HttpFetcher, parse_retry_after
+from focuscrawl.http.fetcher import HttpFetcher, parse_retry_after
 from focuscrawl.http.safety import AddressPolicy, BlockedAddressError, CachingResolver, check_url, is_trap_url
+from focuscrawl.http.settings import FetchConfig
 from focuscrawl.webs.serve import serve_web
 from focuscrawl.webs.store import WebWriter
 
@@ -334,3 +335,18 @@ def test_prepare_fetches_robots_ahead_and_ready_in_says_when_the_host_is_due(web
     assert robots_fetches == 1
     assert [entry.path for entry in log] == ["/robots.txt", "/p0"]
     assert log[1].time - log[0].time >= 0.3, "the page still waited its delay after robots.txt"
+
+
+def test_fetch_settings_are_typed_checked_and_frozen():
+    # a fetcher's settings are fixed when it is made; wrong types and unknown keys never reach it
+    from pydantic import ValidationError
+
+    config = FetchConfig(content_types=[" Text/HTML", "application/PDF "], min_delay="2")
+    assert config.content_types == ("text/html", "application/pdf") and config.min_delay == 2.0
+    with pytest.raises(ValidationError):
+        config.min_delay = 0  # type: ignore[misc]
+    for wrong in ({"min_delay": "abc"}, {"max_concurrency": "x"}, {"per_host_concurrency": 0}, {"minimum_delay": 1}):
+        with pytest.raises(ValidationError):
+            FetchConfig(**wrong)
+    loopback = FetchConfig.loopback({"a.test": "127.0.0.2:80"}, min_delay=0)
+    assert loopback.allow_loopback and loopback.resolve_overrides == {"a.test": "127.0.0.2:80"}

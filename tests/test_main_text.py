@@ -17,7 +17,8 @@ from conftest import BIRD_WORDS, OTHER_WORDS, _text
 
 from focuscrawl.crawl import Crawler
 from focuscrawl.html import extract_main_text, parse_html
-from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+from focuscrawl.http.fetcher import HttpFetcher
+from focuscrawl.http.settings import FetchConfig
 from focuscrawl.topic.topic_dir import write_topic_dir
 from focuscrawl.types import TopicInputs
 from focuscrawl.webs.serve import serve_web

@@ -22,7 +22,8 @@ import pytest
 
 from focuscrawl.cli.main import main
 from focuscrawl.html import parse_document, parse_html
-from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+from focuscrawl.http.fetcher import HttpFetcher
+from focuscrawl.http.settings import FetchConfig
 from focuscrawl.types import Link
 from focuscrawl.urls import host_of
 from focuscrawl.webs.mess import KINDS, SPAM_WORDS, make_profile, mess_web

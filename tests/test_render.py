@@ -23,8 +23,9 @@ from typer.testing import CliRunner
 from focuscrawl import extras
 from focuscrawl.cli.main import app
 from focuscrawl.html import script_links_tag
-from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+from focuscrawl.http.fetcher import HttpFetcher
 from focuscrawl.http.render import Renderer, RenderError, merge_rendered, needs_rendering
+from focuscrawl.http.settings import FetchConfig
 from focuscrawl.types import Link
 from focuscrawl.webs.serve import serve_web
 from focuscrawl.webs.store import OfflineWeb, WebWriter

@@ -325,7 +325,8 @@ def test_loopback_http_crawl_matches_engine_run(tiny_web, tmp_path):
     import asyncio
 
     from focuscrawl.bench.protocol import init_from_web
-    from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+    from focuscrawl.http.fetcher import HttpFetcher
+    from focuscrawl.http.settings import FetchConfig
     from focuscrawl.webs.serve import serve_web
 
     web_dir = _html_copy(tiny_web, tmp_path / "web")

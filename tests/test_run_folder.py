@@ -11,7 +11,13 @@ import yaml
 from typer.testing import CliRunner
 
 from focuscrawl.bench.protocol import init_from_web
-from focuscrawl.config import CrawlConfig, load_config, parse_override
+from focuscrawl.config import (
+    CrawlConfig,
+    load_config,
+    parse_override,
+    read_effective_config,
+    write_effective_config,
+)
 from focuscrawl.crawl import Crawler, ResumeError, RunFolder
 from focuscrawl.storage import PagesWriter, StateStore, StepRecord, WarcOutput, repair_pages
 from focuscrawl.storage.pages import valid_prefix
@@ -130,7 +136,9 @@ def test_config_precedence_and_overrides(tmp_path):
                                           "fetch.resolve_overrides={a.test: '127.0.0.2:80'}", "warc=true",
                                           "options.best-first.retrain_every=10"], strategy="random", out=tmp_path)
     assert (cfg.budget, cfg.strategy, cfg.warc) == (70, "random", True)
-    assert cfg.fetch == {"min_delay": 0.5, "resolve_overrides": {"a.test": "127.0.0.2:80"}}
+    assert cfg.fetch.model_dump(exclude_unset=True) == {"min_delay": 0.5,
+                                                         "resolve_overrides": {"a.test": "127.0.0.2:80"}}
+    assert (cfg.fetch.min_delay, cfg.fetch.politeness) == (0.5, "host")  # typed, the rest the fetcher's defaults
     assert cfg.options == {"best-first": {"retrain_every": 10}}
     assert parse_override("max-per-domain=5-2") == (["max_per_domain"], "5-2")
     assert load_config(CrawlConfig, overrides=["max_per_domain=10"]).max_per_domain == "10"
@@ -140,6 +148,21 @@ def test_config_precedence_and_overrides(tmp_path):
         load_config(CrawlConfig, overrides=["budget=-3"])
     # The effective config round-trips through YAML.
     assert CrawlConfig.model_validate(yaml.safe_load(cfg.to_yaml())) == cfg
+
+
+@pytest.mark.parametrize("fetch", [{}, {"min_delay": 2, "politeness": "domain", "content_types": ["Text/HTML "]}])
+def test_a_run_folders_recorded_fetch_settings_load_and_stay_as_given(tmp_path, fetch):
+    # config.yml of a run folder written when fetch was a plain mapping: it loads, typed, and is written back with
+    # the settings it gave only (the fetcher's defaults stay its own, and a loopback crawl fills in the rest)
+    (tmp_path / "config.yml").write_text(yaml.safe_dump({"budget": 50, "strategy": "bfs", "fetch": fetch}))
+    cfg = read_effective_config(tmp_path)
+    assert cfg.fetch.min_delay == fetch.get("min_delay", 1.0)
+    assert cfg.fetch.content_types == (("text/html",) if fetch else None)
+    write_effective_config(tmp_path, cfg)
+    written = yaml.safe_load((tmp_path / "config.yml").read_text())["fetch"]
+    assert written == ({**fetch, "content_types": ["text/html"]} if fetch else {})
+    resumed = load_config(CrawlConfig, base=read_effective_config(tmp_path), fetch={"politeness": None})
+    assert resumed.fetch.model_fields_set == set(fetch)
 
 
 def test_topic_init_from_html_folders(tmp_path):

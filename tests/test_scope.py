@@ -19,7 +19,8 @@ from focuscrawl.cli.main import main
 from focuscrawl.config import CrawlConfig
 from focuscrawl.crawl import Crawler
 from focuscrawl.engine.scope import Scope, url_media_type
-from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+from focuscrawl.http.fetcher import HttpFetcher
+from focuscrawl.http.settings import FetchConfig
 from focuscrawl.topic.topic_dir import write_topic_dir
 from focuscrawl.types import TopicInputs
 from focuscrawl.urls import registered_domain

@@ -12,7 +12,8 @@ from pathlib import Path
 import aiohttp
 
 from focuscrawl.html import parse_html
-from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+from focuscrawl.http.fetcher import HttpFetcher
+from focuscrawl.http.settings import FetchConfig
 from focuscrawl.types import Link
 from focuscrawl.webs import resolve_web_dir
 from focuscrawl.webs.serve import allocate_addresses, serve_web

@@ -19,11 +19,20 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    ValidationError,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 from focuscrawl.engine.defences import DefenceSettings
 from focuscrawl.engine.scope import Scope
-from focuscrawl.http.fetcher import FetchConfig
+from focuscrawl.http.settings import FetchConfig
 from focuscrawl.user_files import read_lines, read_yaml_mapping
 
 CONFIG_FILE = "config.yml"
@@ -108,7 +117,8 @@ class CrawlConfig(RunSettings):
     checkpoint_every: int = Field(500, ge=0, description="steps between engine checkpoints (0: replay only)")
     web: str | None = Field(None, description="crawl an offline web directory (or 'embedded') instead of HTTP")
     offline_latency_s: float = Field(0.0, ge=0, description="simulated fetch latency of the offline web")
-    fetch: dict[str, Any] = Field(default_factory=dict, description="HTTP fetcher settings (FetchConfig fields)")
+    fetch: FetchConfig = Field(default_factory=FetchConfig, description="HTTP fetcher settings "
+                               "(focuscrawl.http.settings.FetchConfig: min_delay, user_agent, politeness, ...)")
     hosts_map: Path | None = Field(None, description="JSON host -> ip:port of `focuscrawl web serve --map`: "
                                                      "crawl a loopback-served web over HTTP")
     workers: int | None = Field(None, gt=0, description="distributed crawl: shards (Ray actors), each owning a "
@@ -129,18 +139,15 @@ class CrawlConfig(RunSettings):
     log_every_s: float = Field(5.0, gt=0)
     plot: bool = True
 
-    @field_validator("fetch")
-    @classmethod
-    def _fetch_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
-        try:
-            FetchConfig(**value)  # refused when the config loads, also for a crawl of an offline web
-        except TypeError as exc:
-            raise ValueError(f"unknown fetch setting ({exc})") from None
-        return value
+    @field_serializer("fetch")
+    def _fetch_as_given(self, fetch: FetchConfig, info: SerializationInfo) -> dict[str, Any]:
+        # Only the settings given, as config.yml always kept them: the defaults stay the fetcher's (a newer
+        # version's user agent), and what was not given make_fetcher may fill in (a loopback web's, the scope's).
+        return fetch.model_dump(mode=info.mode, exclude_unset=True)
 
     @model_validator(mode="after")
     def _render_over_http(self) -> CrawlConfig:
-        if self.web and self.fetch.get("render", "never") != "never":
+        if self.web and self.fetch.render != "never":
             raise ValueError("fetch.render runs pages' scripts, which only a crawl over HTTP meets: an offline web "
                              "(--web) serves none; serve it (focuscrawl web serve --map) and crawl with --hosts-map")
         return self

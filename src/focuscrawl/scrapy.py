@@ -75,7 +75,8 @@ from focuscrawl.crawl.inputs import read_hosts_map
 from focuscrawl.engine import CrawlEngine
 from focuscrawl.engine.engine import REWARD_THRESHOLD
 from focuscrawl.extras import MissingExtra
-from focuscrawl.http.fetcher import FetchConfig, followable, page_from_body
+from focuscrawl.http.fetcher import followable, page_from_body
+from focuscrawl.http.settings import FetchConfig
 from focuscrawl.storage import PagesWriter, StepRecord
 from focuscrawl.topic.topic_dir import load_topic_dir
 from focuscrawl.types import ForeignLinks, Link, Page, Selection

@@ -21,16 +21,14 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 from pathlib import Path
 
-from focuscrawl.builder import Classifiers, build_crawl
 from focuscrawl.config import CrawlConfig
 from focuscrawl.crawl.base import BaseCrawler, ProgressCallback, RunStats, recorded_config
 from focuscrawl.crawl.distributed import DistributedCrawler
 from focuscrawl.crawl.driver import CrawlDriver, Fetcher
-from focuscrawl.crawl.inputs import CrawlInputs, make_fetcher
-from focuscrawl.crawl.resume import resume
+from focuscrawl.crawl.inputs import CrawlInputs
+from focuscrawl.crawl.open_run import OpenRun, open_run
 from focuscrawl.crawl.run_folder import Outputs, RunFolder
-from focuscrawl.engine import CrawlEngine
-from focuscrawl.storage import STATE_FILE, StateStore, StepRecord
+from focuscrawl.storage import STATE_FILE, StepRecord
 from focuscrawl.storage.state import StoreDamagedError, damage_message
 
 
@@ -91,29 +89,21 @@ class Crawler(BaseCrawler):
         """Start or resume the crawl and yield each page once it is committed to the run folder."""
         config = self.config
         inputs = self.check()  # before the folder is made, so that a mistyped command leaves nothing behind
-        store: StateStore | None = None
-        outputs: Outputs | None = None
-        fetcher = self._fetcher
-        owns_fetcher = fetcher is None
-        engine: CrawlEngine | None = None
         started = time.monotonic()
+        opened: OpenRun | None = None
         damaged = False
         with RunFolder(self.out) as folder:
             try:
-                store = folder.open_store({**config.identity(), "seeds": inputs.seeds}, strategy=config.strategy,
-                                          context_budget=config.budget)
-                engine = self._engine(folder, store, inputs)
-                folder.write_config(config)
-                outputs = folder.open_outputs(store, config.strategy, config.warc)
+                opened = open_run(folder, config, inputs, fetcher=self._fetcher)
+                store, outputs = opened.store, opened.outputs
                 self.repaired = outputs.repaired
                 resumed = store.step_count()
                 self.stats = RunStats(steps=resumed, resumed_steps=resumed, relevant=outputs.harvest.relevant,
                                       relevant_domains=len(outputs.harvest.domains), errors=store.error_count(),
-                                      frontier_size=engine.frontier_size)
-                if fetcher is None:
-                    fetcher = make_fetcher(config, inputs.hosts)
-                self._driver = CrawlDriver(engine, fetcher, store, outputs.pages, outputs.harvest, outputs.warc,
-                                           concurrency=config.concurrency, checkpoint_every=config.checkpoint_every)
+                                      frontier_size=opened.engine.frontier_size)
+                self._driver = CrawlDriver(opened.engine, opened.fetcher, store, outputs.pages, outputs.harvest,
+                                           outputs.warc, concurrency=config.concurrency,
+                                           checkpoint_every=config.checkpoint_every)
                 if self._stop_requested:
                     self._driver.stop(self._stop_requested > 1)
                 async with aclosing(self._driver.run()) as steps:
@@ -126,39 +116,24 @@ class Crawler(BaseCrawler):
             finally:
                 if self._driver is not None:
                     self._driver.stop(immediate=True)
-                if outputs is not None:
-                    outputs.close()
-                if fetcher is not None and owns_fetcher:
-                    await fetcher.aclose()
-                if store is not None:
-                    # prepared and readable: a refused resume must not overwrite the folder's report
-                    if outputs is not None and not damaged:
-                        s = self.stats
-                        self.summary = self._summary(
-                            steps=store.step_count(), resumed_steps=s.resumed_steps, relevant=s.relevant,
-                            relevant_domains=s.relevant_domains, errors=s.errors,
-                            frontier_size=engine.frontier_size if engine is not None else store.last_frontier_size(),
-                            elapsed_s=time.monotonic() - started)
-                        folder.write_summary(self.summary, f"{config.strategy}: {self.summary.steps} pages"
-                                             if config.plot else None)
-                    store.close()
+                if opened is not None:
+                    await self._close(folder, opened, started, report=not damaged)
                 self._driver = None
 
-    def _engine(self, folder: RunFolder, store: StateStore, inputs: CrawlInputs) -> CrawlEngine:
-        """A fresh engine for this crawl, brought to the store's last commit."""
-        config, topic, plan = self.config, inputs.topic, inputs.strategy
-        reward_model = plan.reward_model(topic)
-        classifiers = Classifiers(topic, config.seed,
-                                  trained={reward_model: folder.classifier(reward_model, topic, config.seed,
-                                                                           config.page_encoder)})
-        # The policy is told the first run's budget: it may plan with it, and the replay must match.
-        context_budget = store.get_meta("context_budget", config.budget)
-
-        def fresh() -> CrawlEngine:
-            return build_crawl(config, plan, topic, inputs.seeds, classifiers=classifiers,
-                               context_budget=context_budget).engine
-
-        return resume(fresh, store, use_checkpoint=config.checkpoint_every > 0)
+    async def _close(self, folder: RunFolder, opened: OpenRun, started: float, report: bool) -> None:
+        """Close the run; with ``report`` (its store readable), write its summary (and plot) first."""
+        opened.outputs.close()
+        if self._fetcher is None:  # ours, not the caller's
+            await opened.fetcher.aclose()
+        if report:
+            s = self.stats
+            self.summary = self._summary(
+                steps=opened.store.step_count(), resumed_steps=s.resumed_steps, relevant=s.relevant,
+                relevant_domains=s.relevant_domains, errors=s.errors, frontier_size=opened.engine.frontier_size,
+                elapsed_s=time.monotonic() - started)
+            folder.write_summary(self.summary, f"{self.config.strategy}: {self.summary.steps} pages"
+                                 if self.config.plot else None)
+        opened.store.close()
 
     def _count(self, record: StepRecord, outputs: Outputs) -> None:
         s = self.stats

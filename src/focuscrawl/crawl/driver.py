@@ -11,9 +11,10 @@ the driver makes exactly the calls ``CrawlEngine.run`` makes, so it crawls the s
 
 A fetcher with politeness slots (``slot`` and ``slot_capacity``: the HTTP fetcher's hosts) gets no more fetches
 for a slot than it serves at once. A selection for a busy slot waits in the driver (up to ``4 * concurrency`` of
-them behind another of their slot's, ``_waiting_full``) and the next selection is asked for, as Scrapy's downloader keeps a queue per slot: otherwise one slow or
-backing-off host the policy keeps choosing holds every fetch in flight, and the crawl stalls behind it. A waiting
-selection is in flight for the engine and in the op log, so a crash or a stop leaves it to be fetched on resume.
+them behind another of their slot's, ``_waiting_full``) and the next selection is asked for, as Scrapy's
+downloader keeps a queue per slot: otherwise one slow or backing-off host the policy keeps choosing holds every
+fetch in flight, and the crawl stalls behind it. A waiting selection is in flight for the engine and in the op
+log, so a crash or a stop leaves it to be fetched on resume.
 
 A fetcher that also says when a slot's politeness lets a request start (``ready_in(slot)``, and ``prepare(url)``
 to fetch what a request will need first: the HTTP fetcher's robots.txt) gets, while other fetches are in flight,
@@ -35,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter, deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Protocol
 
 from focuscrawl.engine import CrawlEngine
@@ -118,60 +119,81 @@ class CrawlDriver:
         queue = self.engine.in_flight
         try:
             while True:
-                due: float | None = None  # seconds until the first waiting host's politeness lets it start
-                while not self.stopping and len(self.pending) < self.concurrency and self._may_start():
-                    url, due = self._ready_waiting()
-                    if url is None:
-                        if queue and self.engine.stats.steps + len(self.pending) < self.engine.budget:
-                            url = queue.pop(0)
-                        else:
-                            if self._waiting_full():
-                                break
-                            polite = self._site_slots is not None and bool(self.pending)
-                            selection = self.engine.next_selection(self._site_ready if polite else None)
-                            if selection is None:
-                                break
-                            url = selection.url
-                            self.store.log_select(url)
-                    slot = self._slot(url) if self._slot is not None else None
-                    if slot is not None and (self._busy[slot] >= self._capacity or self._must_wait(url, slot)):
-                        self._waiting.setdefault(slot, deque()).append(url)
-                        self._waiting_count += 1
-                        continue
-                    if slot is not None:
-                        self._busy[slot] += 1
-                    task = asyncio.create_task(self._fetch(url))
-                    self.pending[task] = (self._order, url)
-                    self._order += 1
+                due = self._start_fetches(queue)
                 if not self.pending:
                     if self._waiting_count and not self.stopping and self._may_start():
                         continue  # a waiting selection starts now, ready or not: nothing else is in flight
                     break
                 done, _ = await asyncio.wait(self.pending, timeout=due, return_when=asyncio.FIRST_COMPLETED)
-                for task in sorted(done, key=lambda t: self.pending[t][0]):
-                    _, url = self.pending.pop(task)
-                    if self._slot is not None:
-                        slot = self._slot(url)
-                        self._busy[slot] -= 1
-                        self._due.pop(slot, None)
-                    if task.cancelled():
-                        continue
-                    page, fetch_s, result = task.result()
-                    yield self._complete(url, page, fetch_s, result)
+                for record in self._record_done(done):
+                    yield record
                 if self.stopped_at_once:
                     break
         finally:
-            for task in self.pending:
-                task.cancel()
-            if self.pending:
-                await asyncio.gather(*self.pending, return_exceptions=True)
-            self.pending.clear()
-            # Waiting selections stay in flight for the engine: a later run (a shard's next lease) starts them
-            # from ``engine.in_flight``, a resume from the op log. Kept here too, they would be fetched twice.
-            self._waiting.clear()
-            self._waiting_count = 0
-            self._busy.clear()
-            self._due.clear()
+            await self._abandon_pending()
+
+    def _start_fetches(self, queue: list[str]) -> float | None:
+        """Start fetches while fewer than ``concurrency`` are in flight: waiting selections whose host is ready, then
+        ``queue``'s (the engine's in flight at the start), then new selections; a selection for a busy host, or one
+        within its delay, waits. Returns the seconds until the first waiting host is due (None: none, or unknown)."""
+        due: float | None = None
+        while not self.stopping and len(self.pending) < self.concurrency and self._may_start():
+            url, due = self._ready_waiting()
+            if url is None:
+                url = self._next_url(queue)
+                if url is None:
+                    break
+            slot = self._slot(url) if self._slot is not None else None
+            if slot is not None and (self._busy[slot] >= self._capacity or self._must_wait(url, slot)):
+                self._waiting.setdefault(slot, deque()).append(url)
+                self._waiting_count += 1
+                continue
+            if slot is not None:
+                self._busy[slot] += 1
+            task = asyncio.create_task(self._fetch(url))
+            self.pending[task] = (self._order, url)
+            self._order += 1
+        return due
+
+    def _next_url(self, queue: list[str]) -> str | None:
+        """The next URL to fetch besides the waiting ones: ``queue``'s first while the budget allows, else the
+        engine's next selection (logged); None when there is none or too many wait already."""
+        if queue and self.engine.stats.steps + len(self.pending) < self.engine.budget:
+            return queue.pop(0)
+        if self._waiting_full():
+            return None
+        polite = self._site_slots is not None and bool(self.pending)
+        selection = self.engine.next_selection(self._site_ready if polite else None)
+        if selection is None:
+            return None
+        self.store.log_select(selection.url)
+        return selection.url
+
+    def _record_done(self, done: set[asyncio.Task]) -> Iterator[StepRecord]:
+        """Record the completed fetches ``done``, in selection order, each committed as it is yielded."""
+        for task in sorted(done, key=lambda t: self.pending[t][0]):
+            _, url = self.pending.pop(task)
+            if self._slot is not None:
+                slot = self._slot(url)
+                self._busy[slot] -= 1
+                self._due.pop(slot, None)
+            if task.cancelled():
+                continue
+            page, fetch_s, result = task.result()
+            yield self._complete(url, page, fetch_s, result)
+
+    async def _abandon_pending(self) -> None:
+        for task in self.pending:
+            task.cancel()
+        if self.pending:
+            await asyncio.gather(*self.pending, return_exceptions=True)
+        self.pending.clear()
+        # Waiting selections stay in flight for the engine: a later run (a shard's next lease) starts them
+        # from ``engine.in_flight``, a resume from the op log. Kept here too, they would be fetched twice.
+        self._waiting.clear()
+        self._waiting_count = 0
+        self._busy.clear()
+        self._due.clear()
 
     def _waiting_full(self) -> bool:
         """Whether the driver asks for no more selections until some waiting ones start: ``4 * concurrency`` of

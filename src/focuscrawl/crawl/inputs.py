@@ -17,8 +17,9 @@ from focuscrawl.builder import StrategyPlan
 from focuscrawl.config import CrawlConfig
 from focuscrawl.crawl.driver import Fetcher
 from focuscrawl.crawl.offline import OfflineFetcher
-from focuscrawl.http.fetcher import FetchConfig, HttpFetcher
+from focuscrawl.http.fetcher import HttpFetcher
 from focuscrawl.http.render import check_renderer
+from focuscrawl.http.settings import FetchConfig
 from focuscrawl.topic.topic_dir import load_topic_dir
 from focuscrawl.types import TopicInputs
 from focuscrawl.webs import resolve_web_dir
@@ -47,8 +48,8 @@ def read_inputs(config: CrawlConfig) -> CrawlInputs:
         raise ValueError("no seeds: give --seeds FILE or put seeds.txt in the topic directory")
     if config.web:
         OfflineWeb(resolve_web_dir(config.web)).close()  # a directory that is not an offline web says so here
-    if config.fetch.get("render", "never") != "never":
-        check_renderer(config.fetch.get("render_browser"))  # the render extra and a Chromium, or one line
+    if config.fetch.render != "never":
+        check_renderer(config.fetch.render_browser)  # the render extra and a Chromium, or one line
     hosts = read_hosts_map(Path(config.hosts_map)) if config.hosts_map is not None else None
     return CrawlInputs(topic, seeds, strategy, hosts)
 
@@ -69,11 +70,12 @@ def make_fetcher(config: CrawlConfig, hosts: dict[str, str] | None) -> Fetcher:
     hosts map ``read_inputs`` read)."""
     if config.web:
         return OfflineFetcher(resolve_web_dir(config.web), latency_s=config.offline_latency_s)
-    settings = dict(config.fetch)
+    filled_in = {}  # what the crawl gives where its fetch settings say nothing
     if config.scope.content_types is not None:
-        settings.setdefault("content_types", tuple(config.scope.content_types))
+        filled_in["content_types"] = config.scope.content_types
     if hosts is not None:
-        # A web served on loopback: its host names resolve through the server's mapping.
-        settings["resolve_overrides"] = {**hosts, **settings.get("resolve_overrides", {})}
-        settings.setdefault("allow_loopback", True)
+        filled_in["allow_loopback"] = True  # a web served on loopback
+    settings = {**filled_in, **config.fetch.model_dump(exclude_unset=True)}
+    if hosts is not None:  # its host names resolve through the server's mapping
+        settings["resolve_overrides"] = {**hosts, **config.fetch.resolve_overrides}
     return HttpFetcher(FetchConfig(**settings))

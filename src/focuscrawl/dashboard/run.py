@@ -1,10 +1,8 @@
 """Reading a crawl's run folder while the crawl writes it: read-only, incremental, never in the writer's way.
 
-* ``state.sqlite`` is opened per refresh with ``mode=ro`` and ``PRAGMA query_only`` and closed at once, so
-  the dashboard never holds a snapshot that would keep the crawl's WAL from being checkpointed. WAL
-  readers do not block the writer and see only committed steps. When no ``-wal`` file exists no writer
-  has the store open, and it is read as ``immutable`` so that a finished folder is left exactly as it
-  was (a plain read-only open would create ``-wal``/``-shm`` files beside it).
+* ``state.sqlite`` is read through ``focuscrawl.storage.reader.StoreReader``, opened per refresh (read-only)
+  and closed at once, so the dashboard never holds a snapshot that would keep the crawl's WAL from being
+  checkpointed, and never creates a file in a finished folder.
 * The run folder's lock (``.lock``, an flock held by the crawl) is never taken: whether a crawl is
   running is read from ``/proc/locks`` (Linux), else from the pid in the lock file.
 * Only the steps after the last one seen are read (without their page bodies), and the aggregates are
@@ -22,12 +20,12 @@ import re
 import sqlite3
 import threading
 import time
-import zlib
 from array import array
 from bisect import bisect_left
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -35,18 +33,16 @@ from focuscrawl.config import CONFIG_FILE
 from focuscrawl.crawl.run_folder import LOCK_FILE, SUMMARY_FILE
 from focuscrawl.storage.harvest import HARVEST_FILE
 from focuscrawl.storage.pages import PAGES_FILE
-from focuscrawl.storage.state import STATE_FILE, connect_readonly
+from focuscrawl.storage.reader import StepRow, StoreReader
+from focuscrawl.storage.state import STATE_FILE
+
+T = TypeVar("T")
 
 LATEST = 30          # rows in the "latest pages" table
 TOP_HOSTS = 12       # rows in each host table
 WINDOW = 100         # steps of the recent harvest rate
 RATE_WINDOW_S = 10.0  # seconds of the current pages/s
 
-# Columns read per step: everything but the page body (text and outlinks), which can be large.
-_COLUMNS = ("step, url, final_url, host, status, content_type, title, error, fetched_at, fetch_s, relevance, reward, "
-            "depth, parent, score, reason, frontier_size")
-# What the engine's defences said of each step (the store's newer columns; a store from before them has none).
-_DEFENCE_COLUMNS = ("verdict", "skipped")
 _STEP_PREFIX = re.compile(rb'\{"step": (\d+)')
 
 # The fetcher's words for why a URL was not fetched (http/fetcher.py, http/safety.py): refusals before any request.
@@ -248,20 +244,20 @@ class RunReader:
                 self.read_error = ""
                 return
             try:
-                db = connect_readonly(path)
+                store = StoreReader(path)
             except sqlite3.Error as exc:
                 self.read_error = f"state.sqlite not readable yet ({exc})"
                 return
             try:
-                self._read(db, (st.st_dev, st.st_ino))
+                self._read(store, (st.st_dev, st.st_ino))
                 self.read_error = ""
             except sqlite3.Error as exc:  # a store being created, or damaged: keep what was read, try again
                 self.read_error = f"state.sqlite not readable now ({exc})"
             finally:
-                db.close()
+                store.close()
 
-    def _read(self, db: sqlite3.Connection, ident: tuple) -> None:
-        meta = {key: value for key, value in db.execute("SELECT key, value FROM meta")}
+    def _read(self, store: StoreReader, ident: tuple) -> None:
+        meta = store.meta()
         ident = (*ident, meta.get("created"))
         if ident != self.store_ident:
             self._reset()
@@ -271,51 +267,43 @@ class RunReader:
             self.meta["identity"] = json.loads(meta.get("identity", "{}"))
         except ValueError:
             pass
-        db.execute("BEGIN")  # one snapshot for both queries
-        try:
-            last = db.execute("SELECT MAX(step) FROM steps").fetchone()[0]
+        with store.snapshot():  # one for both queries
+            last = store.last_step()
             if last is None or last < self.steps - 1:
                 if self.steps:
                     self._reset()  # repaired to fewer steps: start again
                     self.store_ident = ident
                 if last is None:
                     return
-            have = {row[1] for row in db.execute("PRAGMA table_info(steps)")}
-            extra = "".join(f", {c}" if c in have else f", NULL AS {c}" for c in _DEFENCE_COLUMNS)
-            cursor = db.execute(f"SELECT {_COLUMNS}{extra} FROM steps WHERE step >= ? ORDER BY step", (self.steps,))
-            for row in cursor:
-                if row[0] != self.steps:
+            for row in store.step_rows(self.steps):
+                if row.step != self.steps:
                     break
                 self._add(row)
-        finally:
-            db.execute("COMMIT")
 
-    def _add(self, row: tuple) -> None:
-        (step, url, final_url, host, status, content_type, title, error, fetched_at, fetch_s, relevance, reward,
-         depth, parent, score, reason, frontier_size, verdict, skipped) = row
-        self._count_defences(step, url, verdict or "", skipped)
-        relevant = reward > 0  # as harvest.csv counts it
-        counts = self.hosts.setdefault(host, [0, 0, 0])
+    def _add(self, row: StepRow) -> None:
+        self._count_defences(row.step, row.url, row.verdict, row.skipped)
+        relevant = row.reward > 0  # as harvest.csv counts it
+        counts = self.hosts.setdefault(row.host, [0, 0, 0])
         counts[0] += 1
         if relevant:
             counts[1] += 1
-            self.relevant_hosts.add(host)
-        problem = problem_kind(status, error)
+            self.relevant_hosts.add(row.host)
+        problem = problem_kind(row.status, row.error)
         if problem is not None:
             kind, is_error = problem
             entry = self.problems.setdefault(kind, {"kind": kind, "error": is_error, "count": 0})
             entry["count"] += 1
-            entry.update(last_url=url, last_step=step, last_message=(error or "")[:200])
+            entry.update(last_url=row.url, last_step=row.step, last_message=(row.error or "")[:200])
             if is_error:
                 self.errors += 1
                 counts[2] += 1
-        self.fetched_at.append(fetched_at)
+        self.fetched_at.append(row.fetched_at)
         self.relevant.append((self.relevant[-1] if self.relevant else 0) + int(relevant))
         self.domains.append(len(self.relevant_hosts))
-        self.frontier.append(frontier_size)
+        self.frontier.append(row.frontier_size)
         self.latest.append(row)
 
-    def _count_defences(self, step: int, url: str, verdict: str, skipped: str | None) -> None:
+    def _count_defences(self, step: int, url: str, verdict: str, skipped: str) -> None:
         def entry(kind: str) -> dict[str, Any]:
             return self.defences.setdefault(kind, {"kind": kind, "pages": 0, "skipped": 0})
 
@@ -334,15 +322,11 @@ class RunReader:
             counts.setdefault("last_url", str(item[0]))
 
     @staticmethod
-    def _latest_record(row: tuple) -> dict:
-        (step, url, final_url, host, status, content_type, title, error, fetched_at, fetch_s, relevance, reward,
-         depth, parent, score, reason, frontier_size, verdict, _) = row
-        problem = problem_kind(status, error)
-        return {"step": step, "url": url, "final_url": final_url, "host": host, "status": status,
-                "content_type": content_type, "title": title, "error": error, "fetched_at": fetched_at,
-                "fetch_ms": round(fetch_s * 1000.0, 1), "relevance": relevance, "reward": reward, "depth": depth,
-                "parent": parent, "score": score, "reason": reason, "frontier_size": frontier_size,
-                "problem": problem[0] if problem else None, "verdict": verdict or ""}
+    def _latest_record(row: StepRow) -> dict:
+        problem = problem_kind(row.status, row.error)
+        record = row._asdict()
+        del record["fetch_s"], record["skipped"], record["warc_end"]
+        return {**record, "fetch_ms": round(row.fetch_s * 1000.0, 1), "problem": problem[0] if problem else None}
 
     # -- the folder's other files ------------------------------------------------------------------------
     def config(self) -> dict:
@@ -386,43 +370,31 @@ class RunReader:
         if record is not None:
             record["source"] = PAGES_FILE
             return record
-        row = self._one_row(f"SELECT {_COLUMNS}, body FROM steps WHERE step = ?", (step,))
-        if row is None:
+        record = self._read_one(lambda store: store.step(step))
+        if record is None:
             return None
-        (step, url, final_url, host, status, content_type, title, error, fetched_at, fetch_s, relevance, reward,
-         depth, parent, score, reason, frontier_size, body) = row
-        try:
-            payload = json.loads(zlib.decompress(body))
-        except (zlib.error, ValueError):
-            payload = {"text": "", "outlinks": []}
-        return {"step": step, "url": url, "final_url": final_url, "status": status, "fetched_at": fetched_at,
-                "fetch_ms": round(fetch_s * 1000.0, 1), "content_type": content_type, "title": title,
-                "text": payload.get("text", ""), "relevance": relevance, "reward": reward, "depth": depth,
-                "parent": parent, "strategy": self.meta.get("strategy"), "score": score, "reason": reason,
-                "error": error, "outlinks": len(payload.get("outlinks", [])), "source": STATE_FILE}
+        return {"step": record.step, "url": record.url, "final_url": record.final_url, "status": record.status,
+                "fetched_at": record.fetched_at, "fetch_ms": round(record.fetch_s * 1000.0, 1),
+                "content_type": record.content_type, "title": record.title, "text": record.text,
+                "relevance": record.relevance, "reward": record.reward, "depth": record.depth,
+                "parent": record.parent, "strategy": self.meta.get("strategy"), "score": record.score,
+                "reason": record.reason, "error": record.error, "outlinks": len(record.outlinks),
+                "source": STATE_FILE}
 
     def step_of(self, url: str) -> int | None:
         """The step that fetched ``url`` (to link a page to its parent)."""
-        if not url:
-            return None
-        row = self._one_row("SELECT step FROM steps WHERE url = ? OR final_url = ? LIMIT 1", (url, url))
-        return None if row is None else row[0]
+        return self._read_one(lambda store: store.step_of(url)) if url else None
 
-    def _one_row(self, sql: str, params: tuple) -> tuple | None:
-        """One row from the store, read-only; None when there is no store, no such row or it cannot be read."""
+    def _read_one(self, query: Callable[[StoreReader], T]) -> T | None:
+        """One answer from the store, read-only; None when there is no store, no answer or it cannot be read."""
         path = self.folder / STATE_FILE
         if not path.exists():
             return None
         try:
-            db = connect_readonly(path)
+            with StoreReader(path) as store:
+                return query(store)
         except sqlite3.Error:
             return None
-        try:
-            return db.execute(sql, params).fetchone()
-        except sqlite3.Error:
-            return None
-        finally:
-            db.close()
 
     # -- the figures -------------------------------------------------------------------------------------
     def pages_per_s(self, now: float | None) -> float:

@@ -17,6 +17,8 @@ with status 0 and an ``error``, because on the real web that is an ordinary outc
 With ``render`` = ``auto`` or ``always`` an HTML page's scripts are run too (``focuscrawl.http.render``): the
 browser gets the body already fetched and sends no request, so rendering never touches the politeness
 schedule; the links only the scripts wrote follow the page's own.
+
+Its settings are a ``FetchConfig`` (``focuscrawl.http.settings``).
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from dataclasses import dataclass, field
 import aiohttp
 from yarl import URL
 
-from focuscrawl import __version__
 from focuscrawl.html import (
     HTML_TYPES,
     SNIFF_TYPES,
@@ -40,7 +41,6 @@ from focuscrawl.html import (
     parse_html,
 )
 from focuscrawl.http.render import (
-    RENDER_MODES,
     Renderer,
     RenderError,
     RenderStats,
@@ -55,70 +55,9 @@ from focuscrawl.http.safety import (
     check_url,
     is_trap_url,
 )
+from focuscrawl.http.settings import ROBOTS_MAX_BYTES, FetchConfig
 from focuscrawl.types import Link, Page
-from focuscrawl.urls import MAX_URL_LENGTH, host_of, normalize_url, registered_domain
-
-DEFAULT_USER_AGENT = f"focuscrawl/{__version__} (+https://github.com/focuscrawl/focuscrawl; focused research crawler)"
-ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309: parse at least the first 500 KiB
-
-
-@dataclass
-class FetchConfig:
-    """Every knob of the fetcher. The defaults are those of a polite crawler on the public web."""
-
-    user_agent: str = DEFAULT_USER_AGENT
-    robots_agent: str = "focuscrawl"  # the product token robots.txt groups are matched against
-    obey_robots: bool = True
-    robots_ttl: float = 24 * 3600.0
-    robots_error_ttl: float = 600.0  # how long a site whose robots.txt is unreachable stays disallowed
-    max_concurrency: int = 64  # requests in flight over all hosts
-    per_host_concurrency: int = 1
-    politeness: str = "host"  # "host": each host its own schedule; "domain": one per registered domain
-    min_delay: float = 1.0  # seconds between requests to one host (end of one to start of the next)
-    max_crawl_delay: float = 60.0  # robots.txt Crawl-delay above this is clipped
-    throttle_retries: int = 2  # retries of a 429/503 answer, after waiting as the server asked
-    max_retry_after: float = 120.0  # a longer Retry-After is not waited for: the fetch returns the 429/503
-    connect_timeout: float = 10.0
-    read_timeout: float = 20.0  # between two reads of the socket
-    total_timeout: float = 60.0  # one request, from connect to the last body byte
-    max_body_bytes: int = 4 * 1024 * 1024  # on the wire and after decompression; longer bodies are cut
-    max_redirects: int = 5
-    max_url_length: int = MAX_URL_LENGTH
-    max_outlinks: int = 1000
-    # Page text = the main content (boilerplate removed, html.py extract_main_text), for relevance and
-    # pages.jsonl; False: the whole body minus script/style/nav. Title and outlinks come from the whole page.
-    main_text: bool = True
-    # Media types whose bodies are downloaded (None: HTML); a response of another type is not read and its page
-    # says so. The crawl's scope sets it (scope.content_types).
-    content_types: tuple[str, ...] | None = None
-    trap_max_segment_repeats: int = 3
-    trap_max_depth: int = 16
-    allow_loopback: bool = False
-    allow_private: bool = False
-    resolve_overrides: dict[str, str] = field(default_factory=dict)  # host -> "ip[:port]", fetched over http
-    dns_ttl: float = 300.0
-    keep_html: bool = True  # Page.html holds the decoded document (for WARC writing)
-    # Run HTML pages' scripts (http/render.py, the render extra): "never", "auto" (the pages needs_rendering picks:
-    # an inline script writes links) or "always". Page.html stays the document the server sent.
-    render: str = "never"
-    render_timeout: float = 10.0  # seconds one render may take; a page that takes longer keeps its HTML's links
-    render_concurrency: int = 2  # renders at once: each keeps a core busy
-    render_browser: str | None = None  # the Chromium executable (None: chromium on PATH)
-
-    def __post_init__(self) -> None:
-        if self.politeness not in ("host", "domain"):
-            raise ValueError(f"politeness must be 'host' or 'domain', not {self.politeness!r}")
-        if self.render not in RENDER_MODES:
-            raise ValueError(f"render must be one of {', '.join(RENDER_MODES)}, not {self.render!r}")
-        if self.render_timeout <= 0 or self.render_concurrency < 1:
-            raise ValueError("render_timeout must be positive and render_concurrency at least 1")
-        if self.content_types is not None:
-            self.content_types = tuple(t.strip().lower() for t in self.content_types)
-
-    @classmethod
-    def loopback(cls, resolve_overrides: dict[str, str] | None = None, **overrides) -> FetchConfig:
-        """A configuration for crawling a web served on loopback by ``focuscrawl web serve``."""
-        return cls(allow_loopback=True, resolve_overrides=dict(resolve_overrides or {}), **overrides)
+from focuscrawl.urls import host_of, normalize_url, registered_domain
 
 
 @dataclass(slots=True)

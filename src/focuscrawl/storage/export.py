@@ -53,7 +53,8 @@ from focuscrawl.engine.defences.duplicates import NearDuplicates, NearDuplicateS
 from focuscrawl.extras import require
 from focuscrawl.html import decode_html, is_html, render_html
 from focuscrawl.storage.layout import run_stores
-from focuscrawl.storage.state import STATE_FILE, StepRecord, read_steps
+from focuscrawl.storage.reader import read_steps
+from focuscrawl.storage.state import STATE_FILE, StepRecord
 from focuscrawl.storage.warc import WARC_FILE
 
 BATCH_ROWS = 1000  # rows per Parquet row group: a batch's pages are held in memory at once

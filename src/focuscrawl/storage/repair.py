@@ -91,19 +91,8 @@ def repair_run_folder(folder: str | Path) -> RepairReport:
     path = folder / STATE_FILE
     if not path.exists():
         raise FileNotFoundError(f"{folder} holds no crawl state ({STATE_FILE} not found): nothing to repair")
-    aside = folder / f"damaged-{time.strftime('%Y%m%d-%H%M%S')}"
-    aside.mkdir()
-    for name in (STATE_FILE, f"{STATE_FILE}-wal", f"{STATE_FILE}-shm", *DERIVED):
-        if (folder / name).exists():
-            shutil.move(str(folder / name), str(aside / name))
-    old = sqlite3.connect(f"file:{aside / STATE_FILE}?mode=ro", uri=True)
-    unreadable = [0]
-    try:
-        tables = {name: list(_readable_rows(old, name, unreadable)) for name in ("meta", "ops", "steps", "checkpoints")}
-        for name in ("inbox", "outbox"):  # a distributed crawl's shard (stores of older versions lack them)
-            tables[name] = list(_readable_rows(old, name, unreadable)) if _has_table(old, name) else []
-    finally:
-        old.close()
+    aside = _set_aside(folder)
+    tables, unreadable = _readable_tables(aside / STATE_FILE)
     meta = {key: value for key, value in tables["meta"]}
     if "schema_version" not in meta or "identity" not in meta:
         raise StoreDamagedError(f"{aside / STATE_FILE} lost the record of what its crawl was (its settings): it "
@@ -112,12 +101,44 @@ def repair_run_folder(folder: str | Path) -> RepairReport:
     kept = 0
     while kept < len(steps) and steps[kept][0] == kept:
         kept += 1
-    # the log up to the record of the last kept step: its selects and records, in order
-    # A distributed crawl's shard: a message adopted ('A') is kept wherever it is, after the cut too (its
-    # sender has forgotten it; the steps around it are redone anyway), if its row is still readable.
-    inbox = {row[0] for row in tables["inbox"]}
+    ops, adopted_later, kept = _log_up_to(tables["ops"], {row[0] for row in tables["inbox"]}, kept)
+    last_seq = ops[-1][0] if ops else 0
+    checkpoints = [row for row in tables["checkpoints"] if row[0] <= last_seq and row[1] < kept]
+    _write_store(path, {**tables, "ops": ops + adopted_later, "steps": steps[:kept], "checkpoints": checkpoints})
+    return RepairReport(str(folder), str(aside), kept, len(steps) - kept, unreadable, len(checkpoints))
+
+
+def _set_aside(folder: Path) -> Path:
+    """Move the damaged store and the files derived from it into a new ``damaged-TIME`` folder; returns it."""
+    aside = folder / f"damaged-{time.strftime('%Y%m%d-%H%M%S')}"
+    aside.mkdir()
+    for name in (STATE_FILE, f"{STATE_FILE}-wal", f"{STATE_FILE}-shm", *DERIVED):
+        if (folder / name).exists():
+            shutil.move(str(folder / name), str(aside / name))
+    return aside
+
+
+def _readable_tables(path: Path) -> tuple[dict[str, list[tuple]], int]:
+    """Every readable row of the store at ``path`` by table, and how many rows could not be read."""
+    old = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    unreadable = [0]
+    try:
+        tables = {name: list(_readable_rows(old, name, unreadable)) for name in ("meta", "ops", "steps", "checkpoints")}
+        for name in ("inbox", "outbox"):  # a distributed crawl's shard (stores of older versions lack them)
+            tables[name] = list(_readable_rows(old, name, unreadable)) if _has_table(old, name) else []
+    finally:
+        old.close()
+    return tables, unreadable[0]
+
+
+def _log_up_to(rows: list[tuple], inbox: set[str], kept: int) -> tuple[list[tuple], list[tuple], int]:
+    """The operation log up to the record of step ``kept - 1`` (its selects and records, in order), the messages
+    adopted after it, and the steps it can replay (``kept``, or fewer when the log lost a record).
+
+    A distributed crawl's shard: a message adopted ('A') is kept wherever it is, after the cut too (its sender has
+    forgotten it; the steps around it are redone anyway), if its row in ``inbox`` is still readable."""
     ops, adopted_later, records = [], [], 0
-    for op in sorted(tables["ops"]):
+    for op in sorted(rows):
         if op[1] == "A":
             if op[2] in inbox:
                 (ops if records < kept else adopted_later).append(op)
@@ -126,23 +147,23 @@ def repair_run_folder(folder: str | Path) -> RepairReport:
             continue
         ops.append(op)
         records += op[1] == "R"
-    kept = min(kept, records)  # steps whose record the log lost cannot be replayed
-    last_seq = ops[-1][0] if ops else 0
-    ops += adopted_later
-    checkpoints = [row for row in tables["checkpoints"] if row[0] <= last_seq and row[1] < kept]
+    return ops, adopted_later, min(kept, records)
+
+
+def _write_store(path: Path, tables: dict[str, list[tuple]]) -> None:
+    """A fresh store at ``path`` holding ``tables``' rows."""
     store = StateStore(path)
     try:
         with store._transaction() as db:
             db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", tables["meta"])
-            db.executemany("INSERT INTO ops VALUES (?, ?, ?)", ops)
-            if kept:
+            db.executemany("INSERT INTO ops VALUES (?, ?, ?)", tables["ops"])
+            if tables["steps"]:
                 # by position: a store older than a column lacks only the last ones, which keep their defaults
-                columns = [row[1] for row in db.execute("PRAGMA table_info(steps)")][:len(steps[0])]
+                columns = [row[1] for row in db.execute("PRAGMA table_info(steps)")][:len(tables["steps"][0])]
                 db.executemany(f"INSERT INTO steps ({', '.join(columns)}) VALUES ({','.join('?' * len(columns))})",
-                               steps[:kept])
-            db.executemany("INSERT INTO checkpoints VALUES (?, ?, ?, ?)", checkpoints)
+                               tables["steps"])
+            db.executemany("INSERT INTO checkpoints VALUES (?, ?, ?, ?)", tables["checkpoints"])
             db.executemany("INSERT INTO inbox VALUES (?, ?)", tables["inbox"])
             db.executemany("INSERT INTO outbox VALUES (?, ?, ?)", tables["outbox"])
     finally:
         store.close()
-    return RepairReport(str(folder), str(aside), kept, len(steps) - kept, unreadable[0], len(checkpoints))

@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS steps (
     frontier_size INTEGER NOT NULL,
     warc_end INTEGER,            -- size of the WARC file once this step's records were written
     -- the engine's defences: why the page gave no reward ('duplicate of URL', 'soft 404', ...; '' if it did), and
-    -- the URLs they kept out of the frontier at this step, JSON [[url, why], ...] (_COLUMNS_ADDED: later columns)
+    -- the URLs they kept out of the frontier at this step, JSON [[url, why], ...] (ADDED_COLUMNS: later columns)
     verdict TEXT NOT NULL DEFAULT '',
     skipped TEXT NOT NULL DEFAULT '[]'
 );
@@ -68,7 +68,7 @@ CREATE TABLE IF NOT EXISTS inbox (id TEXT PRIMARY KEY, blob BLOB NOT NULL);
 KEEP_CHECKPOINTS = 2
 # Columns added to ``steps`` since the store format's version: a store without them gets them (their default for
 # the steps it holds, made before them), so run folders of the same format resume. (name, declaration)
-_COLUMNS_ADDED = (("verdict", "TEXT NOT NULL DEFAULT ''"), ("skipped", "TEXT NOT NULL DEFAULT '[]'"))
+ADDED_COLUMNS = (("verdict", "TEXT NOT NULL DEFAULT ''"), ("skipped", "TEXT NOT NULL DEFAULT '[]'"))
 
 
 @dataclass(slots=True)
@@ -127,57 +127,29 @@ class StepRecord:
         }
 
 
-_FIRST_COLUMNS = ("step, url, final_url, host, status, content_type, title, error, body, fetched_at, fetch_s, "
-                  "relevance, reward, depth, parent, score, frontier_size, reason, warc_end")
-_STEP_COLUMNS = _FIRST_COLUMNS + "".join(f", {name}" for name, _ in _COLUMNS_ADDED)
+# The columns of a step, in StepRecord's order (the page body: zlib(json {text, outlinks})).
+STEP_COLUMNS = ("step", "url", "final_url", "host", "status", "content_type", "title", "error", "body", "fetched_at",
+                "fetch_s", "relevance", "reward", "depth", "parent", "score", "frontier_size", "reason", "warc_end",
+                *(name for name, _ in ADDED_COLUMNS))
+_STEP_COLUMNS = ", ".join(STEP_COLUMNS)
 
 
-def _row_to_step(row: tuple) -> StepRecord:
+def step_from_row(row: tuple, *, damaged_body_ok: bool = False) -> StepRecord:
+    """The StepRecord of a ``steps`` row read as ``STEP_COLUMNS``; ``damaged_body_ok``: a body that cannot be
+    decoded reads as no text, outlinks or skipped URLs (what a viewer shows of a damaged row) instead of raising."""
     (step, url, final_url, host, status, content_type, title, error, body, fetched_at, fetch_s, relevance,
      reward, depth, parent, score, frontier_size, reason, warc_end, verdict, skipped) = row
-    payload = json.loads(zlib.decompress(body))
+    try:
+        payload = json.loads(zlib.decompress(body))
+        kept_out = [(u, why) for u, why in json.loads(skipped)]
+    except (zlib.error, ValueError, TypeError):
+        if not damaged_body_ok:
+            raise
+        payload, kept_out = {"text": "", "outlinks": []}, []
     links = [Link(u, a) for u, a in payload["outlinks"]]
     return StepRecord(step, url, final_url, host, status, content_type, title, error, payload["text"], links,
                       fetched_at, fetch_s, relevance, reward, depth, parent, score, frontier_size, reason,
-                      warc_end, verdict, [(u, why) for u, why in json.loads(skipped)])
-
-
-def connect_readonly(path: Path, timeout: float = 1.0) -> sqlite3.Connection:
-    """A read-only connection to the state store that creates no file and takes no write lock."""
-    path = Path(path).resolve()
-    uri = f"{path.as_uri()}?mode=ro"
-    if not path.with_name(path.name + "-wal").exists():
-        # No writer has it open (a WAL writer keeps the -wal file while connected): everything is in the
-        # main file, and immutable keeps SQLite from creating -wal/-shm files in a finished folder.
-        uri += "&immutable=1"
-    db = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
-    db.execute("PRAGMA query_only=1")
-    return db
-
-
-def read_steps(path: Path) -> Iterator[StepRecord]:
-    """Every step committed to the store at ``path``, in step order, read as the dashboard reads it (read-only, no
-    lock): a running crawl is read up to its last commit, and a finished folder is left exactly as it was."""
-    path = Path(path)
-    try:
-        db = connect_readonly(path)
-        try:
-            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row is None:  # a crawl starting: nothing committed yet
-                return
-            if json.loads(row[0]) != SCHEMA_VERSION:
-                raise StoreVersionError(f"{path} was written by another focuscrawl version (store format "
-                                        f"{row[0]}, this one reads {SCHEMA_VERSION}); read it with that version")
-            have = {row[1] for row in db.execute("PRAGMA table_info(steps)")}
-            # a store made before a column was added: its default for every step, as StateStore gives it them
-            columns = _FIRST_COLUMNS + "".join(
-                f", {name}" if name in have else f", {declaration.rpartition('DEFAULT ')[2]} AS {name}"
-                for name, declaration in _COLUMNS_ADDED)
-            yield from map(_row_to_step, db.execute(f"SELECT {columns} FROM steps ORDER BY step"))
-        finally:
-            db.close()
-    except sqlite3.DatabaseError as exc:
-        raise StoreDamagedError(damage_message(path, str(exc))) from None
+                      warc_end, verdict, kept_out)
 
 
 class StoreVersionError(RuntimeError):
@@ -223,7 +195,7 @@ class StateStore:
 
     def _add_columns(self) -> None:
         have = {row[1] for row in self.db.execute("PRAGMA table_info(steps)")}
-        for name, declaration in _COLUMNS_ADDED:
+        for name, declaration in ADDED_COLUMNS:
             if name not in have:
                 self.db.execute(f"ALTER TABLE steps ADD COLUMN {name} {declaration}")
 
@@ -319,11 +291,11 @@ class StateStore:
     def steps(self, start: int = 0) -> Iterator[StepRecord]:
         cursor = self.db.execute(f"SELECT {_STEP_COLUMNS} FROM steps WHERE step >= ? ORDER BY step", (start,))
         for row in cursor:
-            yield _row_to_step(row)
+            yield step_from_row(row)
 
     def step(self, step: int) -> StepRecord | None:
         row = self.db.execute(f"SELECT {_STEP_COLUMNS} FROM steps WHERE step = ?", (step,)).fetchone()
-        return None if row is None else _row_to_step(row)
+        return None if row is None else step_from_row(row)
 
     def ops(self, after: int = 0) -> Iterator[tuple[int, str, str]]:
         yield from self.db.execute("SELECT seq, kind, url FROM ops WHERE seq > ? ORDER BY seq", (after,))

@@ -148,43 +148,15 @@ class DistributedCrawler(BaseCrawler):
 
         A shard that does not answer within a second (Ray restarting it, or a long replay) is left out of
         the round; the crawl cannot end without it."""
-        budget = self.config.budget
         statuses: list[dict | None] = [None] * self.workers
-        pending: dict[int, Any] = {}
+        pending: dict[int, Any] = {}  # shard -> its poll under way
         failing: dict[int, float] = {}  # shard -> since when its polls fail
         quiet: list[tuple] | None = None  # every shard's counts at the last poll that found all of them idle
-        while True:
-            if self._stop_requested:
-                return
+        while not self._stop_requested:
             for k, shard in enumerate(self.shards):
                 if k not in pending:
                     pending[k] = shard.poll.remote()
-            ready, _ = ray.wait(list(pending.values()), num_returns=len(pending), timeout=1.0)
-            ready = set(ready)
-            answered: set[int] = set()
-            for k, ref in list(pending.items()):
-                if ref not in ready:
-                    continue
-                del pending[k]
-                try:
-                    status = ray.get(ref)
-                except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as exc:
-                    # Ray restarts it; its next poll starts it again from its store. One that keeps failing
-                    # cannot run at all (focuscrawl missing on a node, say): say why instead of waiting forever.
-                    failing.setdefault(k, time.monotonic())
-                    if time.monotonic() - failing[k] > self.GIVE_UP_S:
-                        raise RuntimeError(f"shard {k} keeps failing: {str(exc).strip().splitlines()[0]}") from None
-                    continue
-                except ray.exceptions.RayTaskError as exc:  # the shard could not start: say why, in one line
-                    cause = getattr(exc, "cause", None)
-                    if isinstance(cause, Exception):
-                        raise cause from None
-                    raise
-                if statuses[k] is not None and status["starts"] != statuses[k]["starts"]:
-                    self.restarted_shards += 1
-                statuses[k] = status
-                failing.pop(k, None)
-                answered.add(k)
+            answered = self._answers(ray, pending, statuses, failing)
             self._update_stats([s for s in statuses if s is not None])
             every = self._combine_every
             if every and len(answered) == self.workers and self.stats.steps - self._combined_at >= every:
@@ -192,7 +164,7 @@ class DistributedCrawler(BaseCrawler):
             if on_progress is not None:
                 on_progress(self.stats)
             if len(answered) == self.workers:
-                if self.stats.steps >= budget:
+                if self.stats.steps >= self.config.budget:
                     return
                 # Done when every shard is idle with an empty outbox at two polls in a row and nothing moved
                 # between them: a shard polled idle could otherwise receive links from one polled after it.
@@ -204,6 +176,37 @@ class DistributedCrawler(BaseCrawler):
                 else:
                     quiet = None
             time.sleep(self.POLL_S)
+
+    def _answers(self, ray, pending: dict[int, Any], statuses: list[dict | None],
+                 failing: dict[int, float]) -> set[int]:
+        """The shards whose polls in ``pending`` answered within a second, their statuses put in ``statuses``."""
+        ready, _ = ray.wait(list(pending.values()), num_returns=len(pending), timeout=1.0)
+        ready = set(ready)
+        answered: set[int] = set()
+        for k, ref in list(pending.items()):
+            if ref not in ready:
+                continue
+            del pending[k]
+            try:
+                status = ray.get(ref)
+            except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as exc:
+                # Ray restarts it; its next poll starts it again from its store. One that keeps failing
+                # cannot run at all (focuscrawl missing on a node, say): say why instead of waiting forever.
+                failing.setdefault(k, time.monotonic())
+                if time.monotonic() - failing[k] > self.GIVE_UP_S:
+                    raise RuntimeError(f"shard {k} keeps failing: {str(exc).strip().splitlines()[0]}") from None
+                continue
+            except ray.exceptions.RayTaskError as exc:  # the shard could not start: say why, in one line
+                cause = getattr(exc, "cause", None)
+                if isinstance(cause, Exception):
+                    raise cause from None
+                raise
+            if statuses[k] is not None and status["starts"] != statuses[k]["starts"]:
+                self.restarted_shards += 1
+            statuses[k] = status
+            failing.pop(k, None)
+            answered.add(k)
+        return answered
 
     def _combine(self, ray) -> None:
         """One round of learning across shards: the shards' parameters, combined by their policy's

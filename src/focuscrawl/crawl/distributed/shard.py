@@ -17,16 +17,18 @@ import time
 from collections import deque
 from pathlib import Path
 
-from focuscrawl.builder import Classifiers, StrategyPlan, build_crawl
+from focuscrawl.builder import StrategyPlan
 from focuscrawl.config import CrawlConfig
 from focuscrawl.crawl.distributed.cluster import require_ray
 from focuscrawl.crawl.distributed.messages import PARAMETERS_PREFIX, apply_message, encode_links, shard_of
 from focuscrawl.crawl.driver import CrawlDriver
-from focuscrawl.crawl.inputs import make_fetcher
-from focuscrawl.crawl.resume import ResumeError, resume
+from focuscrawl.crawl.inputs import CrawlInputs
+from focuscrawl.crawl.open_run import open_run
+from focuscrawl.crawl.resume import ResumeError
 from focuscrawl.crawl.run_folder import RunFolder
 from focuscrawl.engine import CrawlEngine
 from focuscrawl.policy import ShardAware
+from focuscrawl.storage import StateStore
 from focuscrawl.types import ForeignLinks, TopicInputs
 
 
@@ -133,7 +135,7 @@ class Shard:
         self.relevant = 0
         self.relevant_domains: set[str] = set()
         self.restarts = 0
-        self.replayed_rounds = 0  # pooled parameters this process loaded again from its log when it started
+        self.replayed_rounds: set[str] = set()  # pooled rounds this process loaded again from its log when it started
         self.scores = Outlook()  # the policy's scores of this shard's last selections
         self.relevances = Outlook()  # the relevance of its last pages: the outlook of a policy without scores
 
@@ -152,19 +154,16 @@ class Shard:
         else:
             self.folder.__enter__()
         config = self.config
-        self.store = self.folder.open_store({**config.identity(), "seeds": self.seeds, "shard": self.index,
-                                             "workers": self.workers}, strategy=config.strategy,
-                                            context_budget=config.budget)
-        self.restarts = int(self.store.get_meta("starts", 0))
-        self.store.set_meta(starts=self.restarts + 1, pid=os.getpid())
-        self.engine = self._engine()
-        self.folder.write_config(config)
-        self.outputs = self.folder.open_outputs(self.store, config.strategy, config.warc)
+        inputs = CrawlInputs(self.topic, self.seeds, StrategyPlan(config, config.strategy), self.hosts)
+        opened = open_run(self.folder, config, inputs, classifier=self.classifier,
+                          identity={"shard": self.index, "workers": self.workers}, owns=self._owns,
+                          on_message=self._replay_message, on_store=self._count_start)
+        self.store, self.engine = opened.store, opened.engine
+        self.outputs, self.fetcher = opened.outputs, opened.fetcher
         self.committed_at_start = self.store.step_count()
         self.errors = self.store.error_count()
         self.relevant = self.outputs.harvest.relevant
         self.relevant_domains = set(self.outputs.harvest.domains)
-        self.fetcher = make_fetcher(config, self.hosts)
         self.driver = ShardDriver(self, self.engine, self.fetcher, self.store, self.outputs.pages,
                                   self.outputs.harvest, self.outputs.warc, concurrency=config.concurrency,
                                   checkpoint_every=config.checkpoint_every)
@@ -172,28 +171,20 @@ class Shard:
         self._outbox_ready.set()  # what a predecessor left unacknowledged goes first
         self._sender = asyncio.create_task(self._send_loop())
 
-    def _engine(self) -> CrawlEngine:
-        """A fresh engine of this shard, brought to its store's last commit; counts the pooled rounds replayed."""
-        config = self.config
-        plan = StrategyPlan(config, config.strategy)
-        reward_model = plan.reward_model(self.topic)
-        classifiers = Classifiers(self.topic, config.seed, trained={reward_model: self.classifier})
-        context_budget = self.store.get_meta("context_budget", config.budget)
+    def _count_start(self, store: StateStore) -> None:
+        self.restarts = int(store.get_meta("starts", 0))
+        store.set_meta(starts=self.restarts + 1, pid=os.getpid())
 
-        def owns(url: str) -> bool:
-            return shard_of(url, self.workers) == self.index
+    def _owns(self, url: str) -> bool:
+        return shard_of(url, self.workers) == self.index
 
-        def fresh() -> CrawlEngine:
-            self.replayed_rounds = 0  # of the replay that brings this engine up (resume may start over)
-            return build_crawl(config, plan, self.topic, self.seeds, classifiers=classifiers,
-                               context_budget=context_budget, owns=owns).engine
-
-        def replay_message(engine: CrawlEngine, message_id: str, blob: bytes) -> int:
-            if message_id.startswith(PARAMETERS_PREFIX):
-                self.replayed_rounds += 1
-            return apply_message(engine, message_id, blob)
-
-        return resume(fresh, self.store, use_checkpoint=config.checkpoint_every > 0, on_message=replay_message)
+    def _replay_message(self, engine: CrawlEngine, message_id: str, blob: bytes) -> int:
+        """A message applied again by the replay that brings this shard's engine up; counts the pooled rounds.
+        A replay from a checkpoint that fails is followed by one of the whole log, which replays every message
+        the first did: the rounds of the replay that succeeded are the ones counted once each."""
+        if message_id.startswith(PARAMETERS_PREFIX):
+            self.replayed_rounds.add(message_id)
+        return apply_message(engine, message_id, blob)
 
     async def _ensure_started(self) -> None:
         if self._started is None:
@@ -314,7 +305,7 @@ class Shard:
                 "frontier": self.engine.frontier_size, "outbox": self.store.outbox_count(),
                 "idle": self.state == "empty" and not self.driver.in_flight and not self._wake.is_set(),
                 "rate": rate, "relevant": self.relevant, "relevant_domains": len(self.relevant_domains),
-                "errors": self.errors, "starts": self.restarts + 1, "replayed_rounds": self.replayed_rounds,
+                "errors": self.errors, "starts": self.restarts + 1, "replayed_rounds": len(self.replayed_rounds),
                 "pid": os.getpid(), "sent": self.sent, "send_calls": self.send_calls, "received": self.received,
                 "outlook": self.outlook()}
 
