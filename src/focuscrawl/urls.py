@@ -140,18 +140,20 @@ def site_of(url: str) -> str:
 
 
 def host_of(url_or_host: str) -> str:
-    """The host of a URL (or a bare host), lower-cased, without a trailing dot or a port: the name a server
-    answers for (``www.`` kept: another name, maybe another server)."""
+    """The host of a URL (or a bare host), lower-cased, without a port: the name a server answers for (``www.``
+    kept: another name, maybe another server). A fully qualified name's root dot (``a.org.``) is kept, as the URL
+    wrote it: offline webs key their hosts by it, and the crawl's sites (``site_of``) are the same names; rules
+    that compare names (``registered_domain``, ``in_domains``) drop it."""
     text = url_or_host.strip()
     if "://" in text:
         try:
-            return (urlsplit(text).hostname or "").rstrip(".").lower()
+            return (urlsplit(text).hostname or "").lower()
         except ValueError:
             return ""
     host = text.split("/", 1)[0]
     if host.startswith("["):  # [::1]:8080
         return host[1:].split("]", 1)[0].lower()
-    return host.rsplit(":", 1)[0].rstrip(".").lower() if host.count(":") == 1 else host.rstrip(".").lower()
+    return host.rsplit(":", 1)[0].lower() if host.count(":") == 1 else host.lower()
 
 
 # Registered domains: ``a.example.co.uk`` and ``b.example.co.uk`` belong to ``example.co.uk``, which only the Public
@@ -172,7 +174,7 @@ def _extractor() -> tldextract.TLDExtract:
 @lru_cache(maxsize=65536)
 def registered_domain(url_or_host: str) -> str:
     """The registered domain of a URL or host: ``https://a.b.example.co.uk/x`` -> ``example.co.uk``."""
-    host = host_of(url_or_host)
+    host = host_of(url_or_host).rstrip(".")
     if not host:
         return ""
     try:
@@ -191,7 +193,9 @@ def registered_domain(url_or_host: str) -> str:
 
 
 def in_domains(host: str, domains: frozenset[str]) -> bool:
-    """Whether ``host`` is one of ``domains`` (hosts or registered domains, lower-case), or a host under one."""
+    """Whether ``host`` is one of ``domains`` (hosts or registered domains, lower-case, without a root dot), or a
+    host under one."""
+    host = host.rstrip(".")
     if host in domains or registered_domain(host) in domains:
         return True
     return any(host.endswith("." + d) for d in domains)

@@ -99,7 +99,7 @@ def url_media_type(url: str) -> str | None:
 def _domains(values: Iterable[str]) -> frozenset[str]:
     out = set()
     for value in values:
-        host = host_of(value) if value.strip() else ""
+        host = host_of(value).rstrip(".") if value.strip() else ""
         if not host:
             raise ValueError(f"not a domain: {value!r}")
         out.add(host[4:] if host.startswith("www.") else host)
