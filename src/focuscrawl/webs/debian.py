@@ -281,79 +281,16 @@ def build_debian(src: Path, out: Path, overwrite: bool = False, *, reverse_links
         raise ValueError("reverse_links must be 0 or more")
     packages, descriptions, files = load_packages(src)
     release = read_release(Path(src))
-    listed = release_hashes(release)
-    for name, info in files.items():
-        # main's amd64 index: the Release lists every component's and architecture's under the same file names
-        expected = listed.get(f"main/{'binary-amd64' if name.startswith('Packages') else 'i18n'}/{name}")
-        info["matches_release"] = None if expected is None else expected == info["sha256"]
+    _check_against_release(files, release)
     codename = release.get("Codename") or release.get("Suite") or "stable"
     labels = package_labels(packages)
-
-    # Pages: binaries grouped by their homepage's page URL. Blend metapackages are never pages.
-    projects: dict[str, list[str]] = {}
-    for name in sorted(packages):
-        pkg = packages[name]
-        if pkg.source in BLENDS or name.endswith(("-dbg", "-dbgsym")) or not pkg.homepage:
-            continue
-        url = project_url(pkg.homepage, split_code_hosts)
-        if url is not None:
-            projects.setdefault(url, []).append(name)
-    page_of = {name: url for url, names in projects.items() for name in names}
-
-    def anchor(name: str) -> str:
-        short = packages[name].short
-        return f"{name}: {short}" if short else name
-
-    def target(name: str) -> str | None:
-        pkg = packages.get(name)
-        if pkg is None or pkg.source in BLENDS:  # a virtual package, or a label-defining metapackage
-            return None
-        return page_of.get(name) or _dead_end_url(name, codename)
-
-    forward: dict[str, list[tuple[str, str]]] = {}
-    used_by: dict[str, dict[str, str]] = {}
-    for url, names in projects.items():
-        seen = {url}
-        links = forward[url] = []
-        for name in [_main_binary(names, packages)] + names:
-            for rel in packages[name].relations:
-                dst = target(rel)
-                if dst is not None and dst not in seen:
-                    seen.add(dst)
-                    links.append((dst, anchor(rel)))
-                    if dst in projects:
-                        used_by.setdefault(dst, {}).setdefault(url, anchor(_main_binary(names, packages)))
-
-    meta = {
-        "name": "debian",
-        "builder": "focuscrawl.webs.debian.build_debian",
-        "source": SOURCE.format(split=", ".join(f"{k}/OWNER -> OWNER.{v}" for k, v in CODE_HOSTS.items())
-                                + ", sourceforge.net/projects/X -> X.sourceforge.io" if split_code_hosts
-                                else "not split", reverse=reverse_links),
-        "debian": {
-            "mirror": MIRROR,
-            "suite": release.get("Suite"), "codename": release.get("Codename"), "version": release.get("Version"),
-            "release_date": release.get("Date"),
-            "files": files,
-            "options": {"reverse_links": reverse_links, "hubs": hubs, "split_code_hosts": split_code_hosts},
-            "topics": {f"topic.{t}": {"debtags": list(f), "tasks": list(k)} for t, (f, k) in TOPICS.items()},
-        },
-    }
+    projects = _projects(packages, split_code_hosts)
+    forward, used_by = _relation_links(packages, projects, codename)
+    meta = _meta(release, files, reverse_links=reverse_links, hubs=hubs, split_code_hosts=split_code_hosts)
     hub_members: dict[str, list[str]] = {}
     with WebWriter(out, meta, overwrite=overwrite) as writer:
         for url, names in projects.items():
-            main = _main_binary(names, packages)
-            ordered = [main] + [n for n in names if n != main]
-            seen_paragraphs: set[str] = set()
-            parts = []
-            for name in ordered:
-                pkg = packages[name]
-                paragraphs = [p for p in long_description(descriptions.get(pkg.md5, "")) if p not in seen_paragraphs]
-                seen_paragraphs.update(paragraphs)
-                parts.append("\n\n".join([anchor(name) + "."] + paragraphs))
-            page_labels = set().union(*(labels.get(n, set()) for n in names))
-            writer.add_page(url, title=f"{packages[main].source}: {packages[main].short}", text="\n\n".join(parts),
-                            labels=page_labels)
+            ordered = _write_project(writer, url, names, packages, descriptions, labels)
             for dst, text in forward[url]:
                 writer.add_link(url, dst, text)
             referrers = used_by.get(url, {})
@@ -366,6 +303,100 @@ def build_debian(src: Path, out: Path, overwrite: bool = False, *, reverse_links
         if hubs:
             _write_hubs(writer, hub_members, projects, packages, hub_page_size)
     return out
+
+
+def _check_against_release(files: dict[str, dict], release: dict[str, str]) -> None:
+    """Note in each index file's record whether its SHA256 is the one the Release lists (None: not listed)."""
+    listed = release_hashes(release)
+    for name, info in files.items():
+        # main's amd64 index: the Release lists every component's and architecture's under the same file names
+        expected = listed.get(f"main/{'binary-amd64' if name.startswith('Packages') else 'i18n'}/{name}")
+        info["matches_release"] = None if expected is None else expected == info["sha256"]
+
+
+def _projects(packages: dict[str, Package], split_code_hosts: bool) -> dict[str, list[str]]:
+    """Pages: binaries grouped by their homepage's page URL. Blend metapackages are never pages."""
+    projects: dict[str, list[str]] = {}
+    for name in sorted(packages):
+        pkg = packages[name]
+        if pkg.source in BLENDS or name.endswith(("-dbg", "-dbgsym")) or not pkg.homepage:
+            continue
+        url = project_url(pkg.homepage, split_code_hosts)
+        if url is not None:
+            projects.setdefault(url, []).append(name)
+    return projects
+
+
+def _anchor(packages: dict[str, Package], name: str) -> str:
+    short = packages[name].short
+    return f"{name}: {short}" if short else name
+
+
+def _relation_links(packages: dict[str, Package], projects: dict[str, list[str]], codename: str,
+                    ) -> tuple[dict[str, list[tuple[str, str]]], dict[str, dict[str, str]]]:
+    """Each page's links along its binaries' relations (URL, anchor), main binary's first; and for each page,
+    the pages that relate to it with the anchor a "used by" link back to them takes."""
+    page_of = {name: url for url, names in projects.items() for name in names}
+
+    def target(name: str) -> str | None:
+        pkg = packages.get(name)
+        if pkg is None or pkg.source in BLENDS:  # a virtual package, or a label-defining metapackage
+            return None
+        return page_of.get(name) or _dead_end_url(name, codename)
+
+    forward: dict[str, list[tuple[str, str]]] = {}
+    used_by: dict[str, dict[str, str]] = {}
+    for url, names in projects.items():
+        main = _main_binary(names, packages)
+        seen = {url}
+        links = forward[url] = []
+        for name in [main] + names:
+            for rel in packages[name].relations:
+                dst = target(rel)
+                if dst is not None and dst not in seen:
+                    seen.add(dst)
+                    links.append((dst, _anchor(packages, rel)))
+                    if dst in projects:
+                        used_by.setdefault(dst, {}).setdefault(url, _anchor(packages, main))
+    return forward, used_by
+
+
+def _meta(release: dict[str, str], files: dict[str, dict], *, reverse_links: int, hubs: bool,
+          split_code_hosts: bool) -> dict:
+    split = (", ".join(f"{k}/OWNER -> OWNER.{v}" for k, v in CODE_HOSTS.items())
+             + ", sourceforge.net/projects/X -> X.sourceforge.io" if split_code_hosts else "not split")
+    return {
+        "name": "debian",
+        "builder": "focuscrawl.webs.debian.build_debian",
+        "source": SOURCE.format(split=split, reverse=reverse_links),
+        "debian": {
+            "mirror": MIRROR,
+            "suite": release.get("Suite"), "codename": release.get("Codename"), "version": release.get("Version"),
+            "release_date": release.get("Date"),
+            "files": files,
+            "options": {"reverse_links": reverse_links, "hubs": hubs, "split_code_hosts": split_code_hosts},
+            "topics": {f"topic.{t}": {"debtags": list(f), "tasks": list(k)} for t, (f, k) in TOPICS.items()},
+        },
+    }
+
+
+def _write_project(writer: WebWriter, url: str, names: list[str], packages: dict[str, Package],
+                   descriptions: dict[str, str], labels: dict[str, set[str]]) -> list[str]:
+    """A project's page: its binaries' descriptions, main binary's first, each paragraph once. Returns the
+    binaries in that order."""
+    main = _main_binary(names, packages)
+    ordered = [main] + [n for n in names if n != main]
+    seen_paragraphs: set[str] = set()
+    parts = []
+    for name in ordered:
+        pkg = packages[name]
+        paragraphs = [p for p in long_description(descriptions.get(pkg.md5, "")) if p not in seen_paragraphs]
+        seen_paragraphs.update(paragraphs)
+        parts.append("\n\n".join([_anchor(packages, name) + "."] + paragraphs))
+    page_labels = set().union(*(labels.get(n, set()) for n in names))
+    writer.add_page(url, title=f"{packages[main].source}: {packages[main].short}", text="\n\n".join(parts),
+                    labels=page_labels)
+    return ordered
 
 
 def _hub_url(maintainer: str, page: int) -> str:

@@ -23,6 +23,7 @@ Everything is drawn from one ``numpy`` Generator seeded by ``seed``: same argume
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -149,7 +150,47 @@ def synthesize(
 
     For scale and unit tests only, never for quality claims (see the module docstring for the
     structure). ``hosts`` defaults to about one per 50 pages, ``trap_pages`` to pages/50 capped at 4,000.
+
+    Every step draws from the one generator in turn: their order is part of the output.
     """
+    trap_n, n, n_hosts = _sizes(pages, topics, hosts, trap_pages)
+    rng = np.random.default_rng(seed)
+    vocab_words = _vocabulary(rng, topics)
+    flat = COMMON_WORDS + [w for words in vocab_words for w in words]
+    vocab = np.array(flat, dtype=object)
+    vocab_cap = np.array([w.capitalize() for w in flat], dtype=object)
+    layout = _lay_out(rng, n, n_hosts, topics, vocab_words, off_topic, island_fraction)
+    src, dst, dead_urls = _ordinary_links(rng, layout, pages, out_degree, dead_link_rate)
+    n_dead = len(dead_urls)
+    hub, hub_src, hub_dst = _hub_links(rng, layout, hub_fraction)
+    tunnel_src, tunnel_dst = _tunnel_links(rng, layout)
+    trap = _Trap(f"events{n_hosts}.calendar.test", dt.date(2026, 1, 1), trap_n)
+    entry_src, entry_dst = _trap_entries(rng, layout, trap)
+    all_src, all_dst = _merge_links(rng, pages + n_dead, [(src, dst), (hub_src, hub_dst),
+                                                           (np.array(tunnel_src, dtype=np.int64),
+                                                            np.array(tunnel_dst, dtype=np.int64)),
+                                                           (entry_src, entry_dst)])
+    urls, titles, shorts = _names(rng, layout, vocab_cap, trap, dead_urls)
+    style = rng.random(len(all_dst))
+    generic = rng.integers(len(GENERIC_ANCHORS), size=len(all_dst))
+
+    params = {"pages": pages, "seed": seed, "hosts": n_hosts, "topics": topics, "out_degree": out_degree,
+              "hub_fraction": hub_fraction, "island_fraction": island_fraction,
+              "dead_link_rate": dead_link_rate, "off_topic": off_topic, "trap_pages": trap_n,
+              "generator_version": GENERATOR_VERSION}
+    meta = {"name": f"synth-{pages}", "builder": "synth", "source": "focuscrawl.webs.synth: " + PURPOSE,
+            "purpose": PURPOSE, "params": params, "topic_defaults": {},
+            "structure": {"trap_host": trap.host if trap_n else None, "island_hosts": int(layout.island.sum()),
+                          "hubs": int(len(hub)), "tunnels": int(layout.island.sum()), "removed_urls": n_dead}}
+    with WebWriter(out, meta, overwrite=overwrite) as writer:
+        _write_pages(writer, rng, layout, urls, titles, vocab, topics)
+        _write_trap(writer, rng, trap.urls, trap.titles, vocab, trap.day0)
+        _write_links(writer, all_src, all_dst, style, generic, urls, titles, shorts)
+    return Path(out)
+
+
+def _sizes(pages: int, topics: int, hosts: int | None, trap_pages: int | None) -> tuple[int, int, int]:
+    """Trap pages, ordinary pages and hosts, checked."""
     if topics < 1 or pages < 1 or (trap_pages is not None and trap_pages < 0):
         raise ValueError("pages and topics must be positive, trap_pages not negative")
     trap_n = min(4000, max(10, pages // 50)) if trap_pages is None else trap_pages
@@ -157,12 +198,44 @@ def synthesize(
     n_hosts = max(topics, round(n / 50)) if hosts is None else hosts
     if n_hosts < topics or n < n_hosts:
         raise ValueError(f"need topics <= hosts <= pages - trap_pages, got {topics}, {n_hosts}, {n}")
-    rng = np.random.default_rng(seed)
-    vocab_words = _vocabulary(rng, topics)
-    flat = COMMON_WORDS + [w for words in vocab_words for w in words]
-    vocab = np.array(flat, dtype=object)
-    vocab_cap = np.array([w.capitalize() for w in flat], dtype=object)
+    return trap_n, n, n_hosts
 
+
+@dataclass
+class _Layout:
+    """The ordinary pages (ids 0..n-1) on their hosts, with their topics, and the islands' hosts."""
+
+    topics: int
+    host_topic: np.ndarray
+    sizes: np.ndarray  # pages per host
+    host_start: np.ndarray  # a host's first page id (its front page)
+    host_names: list[str]
+    page_host: np.ndarray
+    local: np.ndarray  # a page's number on its host (0: the front page)
+    page_topic: np.ndarray
+    island: np.ndarray  # per host: reachable only through a tunnel
+    eligible: np.ndarray = field(init=False)  # pages other hosts may link to
+    by_topic: np.ndarray = field(init=False)  # the eligible pages, by topic
+    topic_count: np.ndarray = field(init=False)
+    topic_off: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.eligible = np.flatnonzero(~self.island[self.page_host])
+        self.by_topic = self.eligible[np.argsort(self.page_topic[self.eligible], kind="stable")]
+        self.topic_count = np.bincount(self.page_topic[self.eligible], minlength=self.topics)
+        self.topic_off = np.concatenate(([0], np.cumsum(self.topic_count)[:-1]))
+
+    @property
+    def n(self) -> int:
+        return len(self.page_host)
+
+    def pick_topic(self, rng: np.random.Generator, t: np.ndarray) -> np.ndarray:
+        """An eligible page of each topic in ``t``."""
+        return self.by_topic[self.topic_off[t] + (rng.random(len(t)) * self.topic_count[t]).astype(np.int64)]
+
+
+def _lay_out(rng: np.random.Generator, n: int, n_hosts: int, topics: int, vocab_words: list[list[str]],
+             off_topic: float, island_fraction: float) -> _Layout:
     # Hosts: a topic each (every topic gets hosts), log-normal sizes of at least one page.
     host_topic = rng.permutation(np.arange(n_hosts) % topics)
     weights = rng.lognormal(0.0, 1.0, n_hosts)
@@ -189,15 +262,14 @@ def synthesize(
         of_topic = np.flatnonzero(host_topic == k)
         if island[of_topic].all():
             island[of_topic[0]] = False
-    eligible = np.flatnonzero(~island[page_host])  # pages other hosts may link to
-    by_topic = eligible[np.argsort(page_topic[eligible], kind="stable")]
-    topic_count = np.bincount(page_topic[eligible], minlength=topics)
-    topic_off = np.concatenate(([0], np.cumsum(topic_count)[:-1]))
+    return _Layout(topics, host_topic, sizes, host_start, host_names, page_host, local, page_topic, island)
 
-    def pick_topic(t: np.ndarray) -> np.ndarray:
-        return by_topic[topic_off[t] + (rng.random(len(t)) * topic_count[t]).astype(np.int64)]
 
-    # Ordinary links.
+def _ordinary_links(rng: np.random.Generator, layout: _Layout, pages: int, out_degree: float,
+                    dead_link_rate: float) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Each page's links: to its host, to its topic, anywhere, or dead (ids from ``pages`` on, one per dead
+    URL, returned in that order)."""
+    n, page_host, sizes, host_start = layout.n, layout.page_host, layout.sizes, layout.host_start
     src = np.repeat(np.arange(n), rng.poisson(out_degree, n))
     u = rng.random(len(src))
     dst = np.empty(len(src), dtype=np.int64)
@@ -207,99 +279,131 @@ def synthesize(
     anywhere = ~(dead | same_host | same_topic)
     h = page_host[src[same_host]]
     dst[same_host] = host_start[h] + (rng.random(len(h)) * sizes[h]).astype(np.int64)
-    dst[same_topic] = pick_topic(page_topic[src[same_topic]])
-    dst[anywhere] = eligible[rng.integers(len(eligible), size=int(anywhere.sum()))]
+    dst[same_topic] = layout.pick_topic(rng, layout.page_topic[src[same_topic]])
+    dst[anywhere] = layout.eligible[rng.integers(len(layout.eligible), size=int(anywhere.sum()))]
     n_dead = int(dead.sum())
     dst[dead] = pages + np.arange(n_dead)  # ids past the last page: URLs that are never written
     # A dead URL looks like its host's pages (numbers past the last one), so only fetching tells.
     dead_host = page_host[src[dead]]
     dead_num = sizes[dead_host] + rng.integers(100_000, size=n_dead)
     dead_sec = rng.integers(len(SECTIONS), size=n_dead)
-    dead_urls = [f"https://{host_names[hh]}/{SECTIONS[c]}/{k}.html"
+    dead_urls = [f"https://{layout.host_names[hh]}/{SECTIONS[c]}/{k}.html"
                  for hh, k, c in zip(dead_host.tolist(), dead_num.tolist(), dead_sec.tolist())]
+    return src, dst, dead_urls
 
-    # Hubs: many links, each to a page of another host of the hub's topic.
-    hub = eligible[rng.random(len(eligible)) < hub_fraction]
+
+def _hub_links(rng: np.random.Generator, layout: _Layout,
+               hub_fraction: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The hubs, and their many links, each to the front page of another host of the hub's topic."""
+    hub = layout.eligible[rng.random(len(layout.eligible)) < hub_fraction]
     hub_src = np.repeat(hub, rng.integers(HUB_DEGREE[0], HUB_DEGREE[1] + 1, size=len(hub)))
-    hub_dst = pick_topic(page_topic[hub_src])
-    hub_dst = host_start[page_host[hub_dst]]  # to the front page of that host
+    hub_dst = layout.pick_topic(rng, layout.page_topic[hub_src])
+    hub_dst = layout.host_start[layout.page_host[hub_dst]]  # to the front page of that host
+    return hub, hub_src, hub_dst
 
-    # Tunnels: topic-k page -> 2-4 pages of other topics -> island front page.
+
+def _tunnel_links(rng: np.random.Generator, layout: _Layout) -> tuple[list[int], list[int]]:
+    """Tunnels: topic-k page -> 2-4 pages of other topics -> island front page."""
     tunnel_src, tunnel_dst = [], []
-    for isl in np.flatnonzero(island).tolist():
-        k = int(host_topic[isl])
-        chain = [int(pick_topic(np.array([k]))[0])]
+    for isl in np.flatnonzero(layout.island).tolist():
+        k = int(layout.host_topic[isl])
+        chain = [int(layout.pick_topic(rng, np.array([k]))[0])]
         for _ in range(int(rng.integers(2, 5))):
             while True:
-                p = int(eligible[rng.integers(len(eligible))])
-                if page_topic[p] != k:
+                p = int(layout.eligible[rng.integers(len(layout.eligible))])
+                if layout.page_topic[p] != k:
                     break
             chain.append(p)
-        chain.append(int(host_start[isl]))
+        chain.append(int(layout.host_start[isl]))
         tunnel_src += chain[:-1]
         tunnel_dst += chain[1:]
+    return tunnel_src, tunnel_dst
 
-    # Spider trap: a calendar whose every page links to yet more days.
-    trap_host = f"events{n_hosts}.calendar.test"
-    day0 = dt.date(2026, 1, 1)
-    trap_urls = [f"https://{trap_host}/calendar/{d:%Y/%m/%d}" for d in (day0 + dt.timedelta(i) for i in range(trap_n))]
-    n_entries = max(1, int(rng.binomial(len(eligible), TRAP_LINK_RATE))) if trap_n else 0
-    entry_src = rng.choice(eligible, size=n_entries, replace=False)
-    entry_dst = n + rng.integers(max(trap_n, 1), size=n_entries)
 
-    # Merge, drop self-links and repeats, then order each page's links randomly.
-    all_src = np.concatenate([src, hub_src, np.array(tunnel_src, dtype=np.int64), entry_src])
-    all_dst = np.concatenate([dst, hub_dst, np.array(tunnel_dst, dtype=np.int64), entry_dst])
+@dataclass
+class _Trap:
+    """The spider trap: a calendar whose every page links to yet more days (ids after the ordinary pages)."""
+
+    host: str
+    day0: dt.date
+    pages: int
+
+    @property
+    def urls(self) -> list[str]:
+        days = (self.day0 + dt.timedelta(i) for i in range(self.pages))
+        return [f"https://{self.host}/calendar/{d:%Y/%m/%d}" for d in days]
+
+    @property
+    def titles(self) -> list[str]:
+        return [f"Events calendar {url[-10:].replace('/', '-')}" for url in self.urls]
+
+
+def _trap_entries(rng: np.random.Generator, layout: _Layout, trap: _Trap) -> tuple[np.ndarray, np.ndarray]:
+    """The few ordinary pages that link into the trap, and where they land."""
+    n_entries = max(1, int(rng.binomial(len(layout.eligible), TRAP_LINK_RATE))) if trap.pages else 0
+    entry_src = rng.choice(layout.eligible, size=n_entries, replace=False)
+    entry_dst = layout.n + rng.integers(max(trap.pages, 1), size=n_entries)
+    return entry_src, entry_dst
+
+
+def _merge_links(rng: np.random.Generator, ids: int,
+                 parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Every link (ids below ``ids``), self-links and repeats dropped, each page's links in a random order."""
+    all_src = np.concatenate([src for src, _ in parts])
+    all_dst = np.concatenate([dst for _, dst in parts])
     keep = all_src != all_dst
     all_src, all_dst = all_src[keep], all_dst[keep]
-    _, first = np.unique(all_src * (pages + n_dead) + all_dst, return_index=True)
+    _, first = np.unique(all_src * ids + all_dst, return_index=True)
     all_src, all_dst = all_src[first], all_dst[first]
     order = np.lexsort((rng.random(len(all_src)), all_src))
-    all_src, all_dst = all_src[order], all_dst[order]
+    return all_src[order], all_dst[order]
 
-    # Titles and URLs: ids 0..n-1 ordinary pages, n..pages-1 trap, then dead URLs.
-    titles, shorts = _titles(rng, page_topic, vocab_cap)
+
+def _names(rng: np.random.Generator, layout: _Layout, vocab_cap: np.ndarray, trap: _Trap,
+           dead_urls: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """URLs, titles and short titles by id: ordinary pages, then the trap's, then dead URLs (titled as a
+    random page's link is, so that a link there looks like any other and leads nowhere)."""
+    n, n_dead = layout.n, len(dead_urls)
+    titles, shorts = _titles(rng, layout.page_topic, vocab_cap)
     section = rng.integers(len(SECTIONS), size=n)
-    urls = [f"https://{host_names[hh]}/" if j == 0 else f"https://{host_names[hh]}/{SECTIONS[s]}/{j}.html"
-            for hh, j, s in zip(page_host.tolist(), local.tolist(), section.tolist())]
-    trap_titles = [f"Events calendar {url[-10:].replace('/', '-')}" for url in trap_urls]
-    urls += trap_urls + dead_urls
-    titles += trap_titles + [""] * n_dead
-    shorts += ["Events calendar"] * trap_n + [""] * n_dead
+    names = layout.host_names
+    urls = [f"https://{names[hh]}/" if j == 0 else f"https://{names[hh]}/{SECTIONS[s]}/{j}.html"
+            for hh, j, s in zip(layout.page_host.tolist(), layout.local.tolist(), section.tolist())]
+    urls += trap.urls + dead_urls
+    titles += trap.titles + [""] * n_dead
+    shorts += ["Events calendar"] * trap.pages + [""] * n_dead
     dead_anchor = rng.integers(n, size=n_dead)
-    for i, a in zip(range(pages, pages + n_dead), dead_anchor.tolist()):
-        titles[i] = shorts[i] = shorts[a]  # a link that looks like any other and leads nowhere
-    style = rng.random(len(all_dst))
-    generic = rng.integers(len(GENERIC_ANCHORS), size=len(all_dst))
+    first_dead = n + trap.pages
+    for i, a in zip(range(first_dead, first_dead + n_dead), dead_anchor.tolist()):
+        titles[i] = shorts[i] = shorts[a]
+    return urls, titles, shorts
 
-    params = {"pages": pages, "seed": seed, "hosts": n_hosts, "topics": topics, "out_degree": out_degree,
-              "hub_fraction": hub_fraction, "island_fraction": island_fraction,
-              "dead_link_rate": dead_link_rate, "off_topic": off_topic, "trap_pages": trap_n,
-              "generator_version": GENERATOR_VERSION}
-    meta = {"name": f"synth-{pages}", "builder": "synth", "source": "focuscrawl.webs.synth: " + PURPOSE,
-            "purpose": PURPOSE, "params": params, "topic_defaults": {},
-            "structure": {"trap_host": trap_host if trap_n else None, "island_hosts": int(island.sum()),
-                          "hubs": int(len(hub)), "tunnels": int(island.sum()), "removed_urls": n_dead}}
+
+def _write_pages(writer: WebWriter, rng: np.random.Generator, layout: _Layout, urls: list[str],
+                 titles: list[str], vocab: np.ndarray, topics: int) -> None:
+    """The ordinary pages, their texts made a chunk at a time."""
     label_of = [(f"synth.topic{k}",) for k in range(topics)]
-    topic_list = page_topic.tolist()
-    with WebWriter(out, meta, overwrite=overwrite) as writer:
-        for start in range(0, n, CHUNK):
-            stop = min(n, start + CHUNK)
-            texts = _texts(rng, page_topic[start:stop], vocab, topics)
-            for i, text in zip(range(start, stop), texts):
-                writer.add_page(urls[i], content_type="text/html", title=titles[i], text=text,
-                                labels=label_of[topic_list[i]])
-        _write_trap(writer, rng, trap_urls, trap_titles, vocab, day0)
-        add_link = writer.add_link
-        # In slices: eight million-element Python lists at once would double the peak memory.
-        for a in range(0, len(all_src), 1_000_000):
-            b = a + 1_000_000
-            for s, d, st, g in zip(all_src[a:b].tolist(), all_dst[a:b].tolist(), style[a:b].tolist(),
-                                   generic[a:b].tolist()):
-                # Mostly the target's full title, often its first words, sometimes "read more".
-                anchor = titles[d] if st < 0.6 else shorts[d] if st < 0.92 else GENERIC_ANCHORS[g]
-                add_link(urls[s], urls[d], anchor)
-    return Path(out)
+    topic_list = layout.page_topic.tolist()
+    n = layout.n
+    for start in range(0, n, CHUNK):
+        stop = min(n, start + CHUNK)
+        texts = _texts(rng, layout.page_topic[start:stop], vocab, topics)
+        for i, text in zip(range(start, stop), texts):
+            writer.add_page(urls[i], content_type="text/html", title=titles[i], text=text,
+                            labels=label_of[topic_list[i]])
+
+
+def _write_links(writer: WebWriter, all_src: np.ndarray, all_dst: np.ndarray, style: np.ndarray,
+                 generic: np.ndarray, urls: list[str], titles: list[str], shorts: list[str]) -> None:
+    add_link = writer.add_link
+    # In slices: eight million-element Python lists at once would double the peak memory.
+    for a in range(0, len(all_src), 1_000_000):
+        b = a + 1_000_000
+        for s, d, st, g in zip(all_src[a:b].tolist(), all_dst[a:b].tolist(), style[a:b].tolist(),
+                               generic[a:b].tolist()):
+            # Mostly the target's full title, often its first words, sometimes "read more".
+            anchor = titles[d] if st < 0.6 else shorts[d] if st < 0.92 else GENERIC_ANCHORS[g]
+            add_link(urls[s], urls[d], anchor)
 
 
 def _write_trap(writer: WebWriter, rng, trap_urls: list[str], titles: list[str], vocab, day0: dt.date) -> None:
