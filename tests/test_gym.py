@@ -139,6 +139,7 @@ def trained(env, tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_the_trained_agent_in_a_tiny_bench(trained, tmp_path):
     result = CliRunner().invoke(app, ["bench", "--web", "embedded", "--topic",
                                       "subject.Everyday_life.Food_and_agriculture",

@@ -40,6 +40,7 @@ def test_repair_of_a_folder_without_a_crawl_is_a_clear_error(tmp_path):
         repair_run_folder(tmp_path)
 
 
+@pytest.mark.slow
 def test_crawl_repair_flag_salvages_and_resumes(tmp_path, capsys):
     init_from_web(tmp_path / "topic", embedded_web_dir(), "subject.Science.Biology", seeds=1)
     args = ["crawl", "-o", str(tmp_path / "run"), "--topic", str(tmp_path / "topic"), "--web", "embedded",
