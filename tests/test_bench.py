@@ -113,6 +113,7 @@ def test_seeds_and_examples_are_deterministic_and_relevant():
     assert not any(text.startswith("http") for text in a.inputs.example_texts)
 
 
+@pytest.mark.slow
 def test_the_number_of_irrelevant_examples_is_an_option(tmp_path):
     web = OfflineWeb(embedded_web_dir())
     few = load_topic(web, "subject.Science.Biology", examples_irrelevant=30).inputs

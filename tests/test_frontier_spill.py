@@ -135,6 +135,7 @@ def test_a_crawl_that_spills_every_page_selects_as_the_in_memory_one(web_topic):
     assert np.array_equal(policy._predict(frontier), in_memory.policy._predict(frontier))  # float64 for float64
 
 
+@pytest.mark.slow
 def test_a_spilled_policy_restored_from_a_checkpoint_selects_as_the_live_one(web_topic):
     web, topic = web_topic
     live = _engine(topic, 5)

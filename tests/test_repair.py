@@ -15,6 +15,7 @@ from focuscrawl.storage.state import StoreDamagedError
 from focuscrawl.web import embedded_web_dir
 
 
+@pytest.mark.slow
 def test_damaged_store_is_refused_then_repaired_and_resumed(tmp_path):
     init_from_web(tmp_path / "topic", embedded_web_dir(), "subject.Science.Biology", seeds=1)
     settings = dict(topic=tmp_path / "topic", out=tmp_path / "run", web="embedded", strategy="bfs", progress="none",

@@ -94,6 +94,7 @@ def test_concurrency_one_matches_engine_run(small_topic, tmp_path):
     assert check_run_folder(tmp_path / "run") == urls
 
 
+@pytest.mark.slow
 def test_stop_and_resume_with_concurrency(small_topic, tmp_path):
     """Stop with fetches in flight, resume with another concurrency: no loss, no duplicate, budget spent."""
     run = tmp_path / "run"

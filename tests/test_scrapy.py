@@ -233,6 +233,7 @@ def refused(topic: Path, settings: dict) -> bool:
     return scheduler.refused
 
 
+@pytest.mark.slow
 def test_bad_settings_are_one_error_line_and_close_the_spider(tmp_path, topic, caplog):
     for settings, message in bad_settings(tmp_path, topic):
         caplog.clear()
