@@ -177,6 +177,7 @@ def test_sigkill_of_a_crawl_with_spilled_urls_then_resume_loses_nothing(small_to
     assert check_run_folder(run) == check_run_folder(in_memory)
 
 
+@pytest.mark.slow
 def test_a_huge_frontier_is_predicted_in_chunks_with_the_one_pass_values(web_topic, monkeypatch):
     import focuscrawl.strategies.adaptive as adaptive
 
