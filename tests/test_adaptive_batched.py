@@ -183,6 +183,7 @@ def _anchor_windows_link_by_link(text: str, anchors: list[str], width: int) -> l
 anchor_word = st.sampled_from(["owl", "Owl", "OWL ", " owl", "aa", "a", "", " ", "owl nest", "hawk", "é"])
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(anchor_word | st.text(max_size=6), max_size=15), st.lists(anchor_word | st.text(max_size=4),
        max_size=40).map(" ".join), st.integers(0, 30), st.data())

@@ -47,6 +47,7 @@ def _one_clean_line(capsys, code: int) -> str:
     return err
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(overrides=OVERRIDES, extra=st.lists(TOKENS, max_size=4))
 @example(overrides=["0\x1e0="], extra=[])  # a record separator in the echoed value is not a line break
@@ -58,6 +59,7 @@ def test_crawl_command_line_mistakes(tmp_path, capsys, overrides, extra):
     _one_clean_line(capsys, code)
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(overrides=OVERRIDES, extra=st.lists(TOKENS, max_size=4))
 def test_bench_command_line_mistakes(tmp_path, capsys, overrides, extra):
@@ -68,6 +70,7 @@ def test_bench_command_line_mistakes(tmp_path, capsys, overrides, extra):
     _one_clean_line(capsys, code)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(content=st.one_of(st.text(max_size=200), st.binary(max_size=200).map(lambda b: b.decode("latin-1")),
                          st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=4).map(
@@ -128,6 +131,7 @@ def test_any_value_of_any_strategy_option_builds_the_policy_or_says_why(data):
         assert str(exc)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.sampled_from(["topic.yml", "keywords.txt", "seeds.txt"]),
        content=st.one_of(st.binary(max_size=60), st.text(max_size=60).map(str.encode),

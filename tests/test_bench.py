@@ -21,6 +21,7 @@ FIELDS = {"strategy", "runs", "harvest_rate_mean", "harvest_rate_std", "relevant
           "wall_s"}
 
 
+@pytest.mark.slow
 def test_bench_on_embedded_web(tmp_path):
     kwargs = dict(web="embedded", topic="subject.Science.Biology", strategies=["random", "bfs", "best-first"],
                   budget=120, runs=2, seeds_per_run=1, seed=3)
@@ -112,6 +113,7 @@ def test_seeds_and_examples_are_deterministic_and_relevant():
     assert not any(text.startswith("http") for text in a.inputs.example_texts)
 
 
+@pytest.mark.slow
 def test_the_number_of_irrelevant_examples_is_an_option(tmp_path):
     web = OfflineWeb(embedded_web_dir())
     few = load_topic(web, "subject.Science.Biology", examples_irrelevant=30).inputs
@@ -159,6 +161,7 @@ def test_topic_errors_are_clear():
     assert topic_keywords("a.B_c", {"a.B_c.Sub_one", "a.Other"}) == ["b c", "sub one"]
 
 
+@pytest.mark.slow
 def test_cli_bench_and_bad_input(tmp_path):
     runner = CliRunner()
     result = runner.invoke(app, ["bench", "--web", "embedded", "--topic", "subject.Everyday_life.Food_and_agriculture",
@@ -174,6 +177,7 @@ def test_cli_bench_and_bad_input(tmp_path):
     assert bad.exit_code == 2 and "per-domain cap" in bad.output
 
 
+@pytest.mark.slow
 def test_global_score_is_the_geometric_mean_of_per_web_oracle_ratios(tmp_path):
     from focuscrawl.bench.global_score import geometric_mean, parse_targets
 
@@ -215,6 +219,7 @@ def test_global_score_is_the_geometric_mean_of_per_web_oracle_ratios(tmp_path):
     assert "| - |" in global_markdown(old)
 
 
+@pytest.mark.slow
 def test_strategy_options_reach_the_policy_and_bad_ones_fail_early(tmp_path):
     runner = CliRunner()
     result = runner.invoke(app, ["bench", "--strategy", "bfs", "--set", "options.bfs.depth=3", "--budget", "10",
@@ -239,6 +244,7 @@ def test_strategy_options_reach_the_policy_and_bad_ones_fail_early(tmp_path):
     assert base["strategies"][1]["relevant_pages_mean"] != random_like["strategies"][1]["relevant_pages_mean"]
 
 
+@pytest.mark.slow
 def test_demo_command_runs_the_baselines_and_tres(tmp_path):
     result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path), "--budget", "40", "--runs", "1"])
     assert result.exit_code == 0, result.output

@@ -72,6 +72,7 @@ def test_bench_counts_what_each_crawl_spent_on_injected_urls(webs, tmp_path):
     assert "injected URLs" in (tmp_path / "messy" / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_suite_runs_on_its_webs_messy_versions(tmp_path):
     from typer.testing import CliRunner
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from focuscrawl.bench.policy_speed import Clock, TimedClassifier
@@ -39,6 +40,7 @@ def test_bench_policy_passes_strategy_options_and_rejects_bad_ones():
     assert result.exit_code == 2 and "--reward-model must be one of" in result.output
 
 
+@pytest.mark.slow
 def test_bench_policy_times_each_strategy_with_its_own_reward_model_by_default():
     result = CliRunner().invoke(app, ["bench-policy", "--frontier-sizes", "300", "--steps", "15", "--json",
                                       "--strategies", "tres,tree-random"])

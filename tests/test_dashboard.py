@@ -503,6 +503,7 @@ def test_bench_folder_endpoints(bench_folder):
         assert "AUC/oracle" in html and "best-first" in html
 
 
+@pytest.mark.slow
 def test_suite_folder_endpoints(suite_folder):
     assert detect_kind(suite_folder) == "suite"
     with serve_dashboard(suite_folder, port=0) as server:
@@ -588,6 +589,7 @@ def test_crawl_with_dashboard_prints_its_url_and_serves_the_run(tmp_path, capsys
             server.stop()
 
 
+@pytest.mark.slow
 def test_dashboard_command_serves_until_interrupted(tmp_path):
     out = offline_run(tmp_path, budget=5)
     # Ctrl+C as a terminal delivers it: with SIGINT at its default in the child, even when the tests run as a
@@ -753,6 +755,7 @@ def screenshot(url: str, path: Path, size: str = "1400,1400") -> Path:
     return path
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_the_live_page_follows_a_crawl_of_a_served_web(tmp_path):
     crawl = LiveCrawl(tmp_path).start()
@@ -817,6 +820,7 @@ def test_the_live_page_follows_a_crawl_of_a_served_web(tmp_path):
         crawl.stop()
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_bench_page_in_chromium(bench_folder, tmp_path):
     with serve_dashboard(bench_folder, port=0) as server:
@@ -831,6 +835,7 @@ def test_bench_page_in_chromium(bench_folder, tmp_path):
         shutil.copy(shot, ARTIFACTS / "dashboard-bench.png")
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_suite_page_in_chromium(suite_folder, tmp_path):
     with serve_dashboard(suite_folder, port=0) as server:

@@ -28,6 +28,7 @@ def no_torch(monkeypatch):
     without(monkeypatch, "torch", "model2vec")
 
 
+@pytest.mark.slow
 def test_without_torch_a_lexical_strategy_benches_and_tres_names_the_extra(no_torch, tmp_path):
     runner = CliRunner()
     ok = runner.invoke(app, ["bench", "--strategy", "adaptive,best-first", "--budget", "20", "--runs", "1",

@@ -81,7 +81,8 @@ def _brute_best(graph, values, ready, floor):
     return int(pool[values[pool] == top].min())
 
 
-@pytest.mark.parametrize("n,keep,floor", [(300, 8, -np.inf), (300, 8, 0.5), (60_000, 8, 0.3)])
+@pytest.mark.parametrize("n,keep,floor", [(300, 8, -np.inf), (300, 8, 0.5),
+                                          pytest.param(60_000, 8, 0.3, marks=pytest.mark.slow)])
 def test_ranking_for_ready_hosts_returns_the_best_eligible_node_or_else_the_best_of_all(n, keep, floor):
     """A polite crawl asks for the best URL on a host it may fetch now (and scored ``floor`` or more); hosts move in
     and out of their delay, scores change, selections leave the frontier: the answer is always the brute-force

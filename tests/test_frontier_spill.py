@@ -120,6 +120,7 @@ def web_topic():
     web.close()
 
 
+@pytest.mark.slow
 def test_a_crawl_that_spills_every_page_selects_as_the_in_memory_one(web_topic):
     web, topic = web_topic
     in_memory, spilling = _engine(topic, None), _engine(topic, 0)
@@ -133,6 +134,7 @@ def test_a_crawl_that_spills_every_page_selects_as_the_in_memory_one(web_topic):
     assert np.array_equal(policy._predict(frontier), in_memory.policy._predict(frontier))  # float64 for float64
 
 
+@pytest.mark.slow
 def test_a_spilled_policy_restored_from_a_checkpoint_selects_as_the_live_one(web_topic):
     web, topic = web_topic
     live = _engine(topic, 5)
@@ -145,6 +147,7 @@ def test_a_spilled_policy_restored_from_a_checkpoint_selects_as_the_live_one(web
     assert all(a == b for a, b in steps) and sum(a is not None for a, _ in steps) == 60
 
 
+@pytest.mark.slow
 def test_sigkill_of_a_crawl_with_spilled_urls_then_resume_loses_nothing(small_topic, tmp_path):  # noqa: F811
     """The real ``focuscrawl crawl``, spilling after every page and checkpointing every 25, killed mid-crawl
     (after a checkpoint), then resumed: the pages are those of the same command run uninterrupted in memory."""
@@ -173,6 +176,7 @@ def test_sigkill_of_a_crawl_with_spilled_urls_then_resume_loses_nothing(small_to
     assert check_run_folder(run) == check_run_folder(in_memory)
 
 
+@pytest.mark.slow
 def test_a_huge_frontier_is_predicted_in_chunks_with_the_one_pass_values(web_topic, monkeypatch):
     import focuscrawl.strategies.adaptive as adaptive
 

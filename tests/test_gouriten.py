@@ -297,6 +297,7 @@ def test_keyword_tfidf_scores_count_terms_with_log_smoothing():
     assert scores.score("railway") == 0.0
 
 
+@pytest.mark.slow
 def test_scaling_work_per_step_is_local():
     """Not timed: on a 100k-node frontier a step rescores only the fetched page's children."""
     hub = observation("http://h/s", 1.0, [(f"http://h/n{i}", 0.5) for i in range(100_000)])

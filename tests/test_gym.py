@@ -139,6 +139,7 @@ def trained(env, tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_the_trained_agent_in_a_tiny_bench(trained, tmp_path):
     result = CliRunner().invoke(app, ["bench", "--web", "embedded", "--topic",
                                       "subject.Everyday_life.Food_and_agriculture",
@@ -150,6 +151,7 @@ def test_the_trained_agent_in_a_tiny_bench(trained, tmp_path):
     assert 0 < rows["gym-agent"]["auc_ratio_mean"] <= 1.0
 
 
+@pytest.mark.slow
 def test_the_trained_agent_resumes_from_a_checkpoint(env, trained):
     topic = env.unwrapped.topic
     settings = RunSettings(budget=30, options={"gym-agent": {"model": str(trained)}})
@@ -171,6 +173,7 @@ def test_the_trained_agent_resumes_from_a_checkpoint(env, trained):
     assert [event.url for event in iter(lambda: step(resumed), None)] == urls[15:]
 
 
+@pytest.mark.slow
 def test_gym_agent_errors_are_one_line(tmp_path, trained):
     runner = CliRunner()
     base = ["bench", "--web", "embedded", "--topic", TOPIC, "--budget", "20", "--runs", "1", "--out",

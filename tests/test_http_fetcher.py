@@ -150,6 +150,7 @@ def test_robots_unreachable_means_disallow_and_missing_means_allow(web_dir):
     assert [e.path for e in log if e.host == "b.test"] == ["/robots.txt"], "5xx robots.txt: nothing fetched, cached"
 
 
+@pytest.mark.slow
 def test_min_delay_and_crawl_delay_between_requests_to_one_host(web_dir):
     urls = [f"{A}/p{i}" for i in range(4)] + [f"{B}/p{i}" for i in range(4)]
     started = time.monotonic()

@@ -303,6 +303,7 @@ def test_script_links_are_seen_only_when_rendered(webs):
         assert rendered.outlinks == plain.outlinks + hidden
 
 
+@pytest.mark.slow
 def test_same_seed_same_tables_other_seed_other_web(webs, tmp_path):
     """Built again in another process, with other string hashes (so no set order can leak in): equal tables."""
     source, messy, _ = webs
@@ -396,6 +397,7 @@ def _tables(directory: Path) -> dict[str, list[tuple]]:
         db.close()
 
 
+@pytest.mark.slow
 def test_served_messy_web_gives_the_offline_pages(webs):
     """Over HTTP the messy web answers as offline: copies, traps, soft 404s, 5xx, timeouts (a short hang),
     canonical URLs in the head, and script-only links that an HTML parser does not see."""

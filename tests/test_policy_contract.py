@@ -135,6 +135,7 @@ def test_ground_truth_never_reaches_a_policy(tiny_web, tmp_path, name):
     assert runs[0][1] != runs[1][1], "the scrambled labels must score the crawl differently"
 
 
+@pytest.mark.slow
 def test_the_strategy_in_docs_interfaces_runs_from_a_file_of_its_own(tmp_path, monkeypatch):
     """docs/interfaces.md's "Adding a strategy, in one file" example, as a user would run it."""
     import json

@@ -133,6 +133,7 @@ def fetched(scripted_web):
 
 
 # -- with a browser ---------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @needs_browser
 def test_never_misses_script_links_and_auto_and_always_find_them(scripted_web, fetched):
     offline = OfflineWeb(scripted_web)
@@ -153,6 +154,7 @@ def test_never_misses_script_links_and_auto_and_always_find_them(scripted_web, f
         assert "Hostile text that stays." in hostile.text
 
 
+@pytest.mark.slow
 @needs_browser
 def test_auto_renders_only_pages_whose_scripts_write_links(fetched):
     auto, always = fetched["auto"][1], fetched["always"][1]
@@ -163,6 +165,7 @@ def test_auto_renders_only_pages_whose_scripts_write_links(fetched):
     assert fetched["never"][1].pages == 0 and auto.seconds > 0
 
 
+@pytest.mark.slow
 @needs_browser
 def test_a_render_sends_the_server_no_request(fetched):
     """Every mode sends the server exactly the requests of a crawler that runs no script: each page once, one
@@ -173,6 +176,7 @@ def test_a_render_sends_the_server_no_request(fetched):
     assert not [path for _, path in logs["always"] if "leak" in path]
 
 
+@pytest.mark.slow
 @needs_browser
 def test_a_script_that_never_ends_times_out_and_the_page_keeps_its_html(scripted_web):
     pages, stats, _ = fetch_all(scripted_web, "auto", [f"{A}/endless", SCRIPTED[0]], one_by_one=True,
@@ -185,6 +189,7 @@ def test_a_script_that_never_ends_times_out_and_the_page_keeps_its_html(scripted
     assert (stats.pages, stats.failures) == (1, 1)
 
 
+@pytest.mark.slow
 @needs_browser
 def test_crawl_with_render_auto_reaches_pages_only_scripts_link_to(scripted_web, tmp_path):
     """--render reaches the fetcher: the crawl with auto fetches the pages only scripts link to."""
@@ -213,6 +218,7 @@ def test_crawl_with_render_auto_reaches_pages_only_scripts_link_to(scripted_web,
     assert not never & set(HIDDEN) and set(HIDDEN) <= auto
 
 
+@pytest.mark.slow
 @needs_browser
 def test_renderer_alone_returns_the_dom_after_scripts():
     async def go():
@@ -306,6 +312,7 @@ def test_a_missing_extra_or_browser_or_a_wrong_mode_is_one_line(tmp_path, monkey
     assert not (tmp_path / "run").exists()  # checked before the run folder is made
 
 
+@pytest.mark.slow
 def test_a_renderer_whose_browser_does_not_start_fails_each_render_quickly(tmp_path):
     fake = tmp_path / "chromium"
     fake.write_text("#!/bin/sh\nexit 1\n")

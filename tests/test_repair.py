@@ -15,6 +15,7 @@ from focuscrawl.storage.state import StoreDamagedError
 from focuscrawl.webs import embedded_web_dir
 
 
+@pytest.mark.slow
 def test_damaged_store_is_refused_then_repaired_and_resumed(tmp_path):
     init_from_web(tmp_path / "topic", embedded_web_dir(), "subject.Science.Biology", seeds=1)
     settings = dict(topic=tmp_path / "topic", out=tmp_path / "run", web="embedded", strategy="bfs", progress="none",
@@ -40,6 +41,7 @@ def test_repair_of_a_folder_without_a_crawl_is_a_clear_error(tmp_path):
         repair_run_folder(tmp_path)
 
 
+@pytest.mark.slow
 def test_crawl_repair_flag_salvages_and_resumes(tmp_path, capsys):
     init_from_web(tmp_path / "topic", embedded_web_dir(), "subject.Science.Biology", seeds=1)
     args = ["crawl", "-o", str(tmp_path / "run"), "--topic", str(tmp_path / "topic"), "--web", "embedded",

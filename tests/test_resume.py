@@ -84,6 +84,7 @@ def check_run_folder(run: Path) -> list[str]:
     return urls
 
 
+@pytest.mark.slow
 def test_concurrency_one_matches_engine_run(small_topic, tmp_path):
     budget = 60
     crawler = Crawler(topic=small_topic, out=tmp_path / "run", web="embedded", budget=budget, concurrency=1,
@@ -93,6 +94,7 @@ def test_concurrency_one_matches_engine_run(small_topic, tmp_path):
     assert check_run_folder(tmp_path / "run") == urls
 
 
+@pytest.mark.slow
 def test_stop_and_resume_with_concurrency(small_topic, tmp_path):
     """Stop with fetches in flight, resume with another concurrency: no loss, no duplicate, budget spent."""
     run = tmp_path / "run"
@@ -108,6 +110,7 @@ def test_stop_and_resume_with_concurrency(small_topic, tmp_path):
     assert len(urls) == 80 and urls[: len(seen)] == seen
 
 
+@pytest.mark.slow
 def test_tres_crawls_and_resumes_a_run_folder(small_topic, tmp_path):
     """The README's real-crawl strategy end to end: KwBiLSTM reward, the default anchor feature (its TF-IDF
     model trained from the topic folder's examples), stop, resume, budget spent with no duplicate."""
@@ -123,6 +126,7 @@ def test_tres_crawls_and_resumes_a_run_folder(small_topic, tmp_path):
     assert any(score is not None for score in scores), "TRES records its Q-value for greedy choices"
 
 
+@pytest.mark.slow
 def test_a_checkpoint_the_log_diverges_from_is_skipped_for_the_whole_log(small_topic, tmp_path):
     """A latest checkpoint that holds an older state than its place in the log (as a checkpoint missing part of
     a policy's state would): the resume replays the whole log instead and ends where an uninterrupted crawl
@@ -215,6 +219,7 @@ def _kill_at_random_moment(pid: int, pages: Path, rng: random.Random, timeout: f
     return how if os.WIFSIGNALED(status) else "finished"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("concurrency", "kills", "warc"), [(1, 20, False), (4, 8, True)])
 def test_sigkill_at_random_moments_then_resume(small_topic, tmp_path, concurrency, kills, warc):
     """SIGKILLs at seeded random moments; every resume continues; the result is the uninterrupted crawl.
@@ -277,6 +282,7 @@ def _check_warc(path: Path, urls: list[str]) -> None:
     assert responses == urls
 
 
+@pytest.mark.slow
 def test_console_script_kill_and_resume(small_topic, tmp_path):
     """The real ``focuscrawl crawl`` entry point, killed mid-crawl, then resumed to the end."""
     exe = Path(sys.executable).with_name("focuscrawl")
@@ -354,6 +360,7 @@ def test_loopback_http_crawl_matches_engine_run(tiny_web, tmp_path):
     _check_warc(tmp_path / "run" / "crawl.warc.gz", urls)  # real response headers and bodies
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy, options", [
     ("adaptive", {}), ("best-first", {}), ("tres", {"explore_steps": 3, "batch_size": 8}), ("lr-sl", {}),
     ("mab-var", {}), ("han-sync", {}), ("hybrid-decay", {})])
@@ -426,6 +433,7 @@ def test_a_checkpoint_names_the_shared_inputs_and_gets_the_restoring_engines_own
     assert back["frontier"] == graph["frontier"]
 
 
+@pytest.mark.slow
 def test_a_checkpoint_of_older_form_restores_the_same_crawl():
     from focuscrawl.bench.protocol import load_topic
     from focuscrawl.builder import Classifiers, build_crawl

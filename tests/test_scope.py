@@ -196,6 +196,7 @@ async def _fetch_all(web_dir: Path, urls: list[str], **config):
         return pages, list(server.log)
 
 
+@pytest.mark.slow
 def test_politeness_per_domain_spaces_the_hosts_of_one_domain(tmp_path):
     web_dir = _two_host_web(tmp_path / "web")
     urls = [f"{host}/p{i}" for i in range(3) for host in (A, B)]

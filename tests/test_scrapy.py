@@ -151,6 +151,7 @@ def paths(log: list[dict]) -> list[str]:
 LEAVES = {f"/birds/{i}" for i in range(4)} | {f"/cars/{i}" for i in range(4)}
 
 
+@pytest.mark.slow
 def test_the_policy_orders_the_spiders_requests_and_sees_every_response(tmp_path, served, topic):
     proc, log, rows = crawl(tmp_path, served, topic, "-s", "FOCUSCRAWL_STRATEGY=best-first", name="best-first")
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
@@ -189,6 +190,7 @@ ALL_PATHS = {"/", "/about", "/cars/", "/birds/", "/birds/hidden", "/birds/missin
              "/birds/photo.png"} | LEAVES
 
 
+@pytest.mark.slow
 def test_a_crawl_stopped_and_resumed_with_its_jobdir_fetches_nothing_again(tmp_path, served, topic):
     jobdir = ("-s", f"JOBDIR={tmp_path / 'job'}")
     first, log1, rows1 = crawl(tmp_path, served, topic, *jobdir, "-s", "CLOSESPIDER_PAGECOUNT=6", name="job")
@@ -231,6 +233,7 @@ def refused(topic: Path, settings: dict) -> bool:
     return scheduler.refused
 
 
+@pytest.mark.slow
 def test_bad_settings_are_one_error_line_and_close_the_spider(tmp_path, topic, caplog):
     for settings, message in bad_settings(tmp_path, topic):
         caplog.clear()
@@ -253,6 +256,7 @@ def test_a_jobdir_of_other_settings_or_damaged_is_refused(tmp_path, topic, caplo
     assert "JOBDIR holds a focused crawl with another topic and strategy and settings" in message
 
 
+@pytest.mark.slow
 def test_a_bad_setting_under_scrapy_runspider_is_one_error_line(tmp_path, served, topic):
     proc, log, rows = crawl(tmp_path, served, topic, "-s", "FOCUSCRAWL_STRATEGY=nonsense", name="bad")
     errors = [line for line in proc.stderr.splitlines() if " ERROR: " in line]

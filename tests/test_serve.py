@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from focuscrawl.html import parse_html
 from focuscrawl.http.fetcher import HttpFetcher
@@ -127,6 +128,7 @@ def test_allocate_addresses():
     assert allocate_addresses(3, "127.0.1.254") == ["127.0.1.254", "127.0.2.1", "127.0.2.2"]
 
 
+@pytest.mark.slow
 def test_cli_serve_prints_the_mapping_and_logs_each_request(tmp_path):
     map_file, log_file = tmp_path / "hosts.json", tmp_path / "requests.jsonl"
     proc = subprocess.Popen(
@@ -159,6 +161,7 @@ def test_cli_serve_prints_the_mapping_and_logs_each_request(tmp_path):
         proc.wait(10)
 
 
+@pytest.mark.slow
 def test_cli_serve_log_in_a_missing_folder_is_one_error_line(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-c", "from focuscrawl.cli.main import app; app()", "web", "serve", "embedded", "--port", "0",

@@ -39,6 +39,7 @@ def write_suite(tmp_path: Path, text: str = SUITE) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_suite_runs_through_the_cli_and_a_second_run_reuses_its_rows(tmp_path):
     suite, out = write_suite(tmp_path), tmp_path / "out"
     command = ["bench", "--suite", str(suite), "--jobs", "2", "--out", str(out), "--quiet"]
@@ -197,6 +198,7 @@ def _rows_in_one_process(configs: list) -> list[dict]:
         return [pool.submit(_run_row, config, False).result() for config in configs]
 
 
+@pytest.mark.slow
 def test_a_row_gives_the_same_figures_whichever_row_ran_before_it_in_the_process(tmp_path):
     """Process-wide state (the TF-IDF, keyword and anchor-model caches, the word vectors, BLAS threads) must
     not carry one row's crawls into the next: rows A then B and B then A in one process, same figures."""

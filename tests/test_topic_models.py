@@ -103,6 +103,7 @@ def test_save_load_round_trip_is_exact(fitted, toy, tmp_path, name):
     assert np.array_equal(loaded.predict_proba(texts), fitted[name].predict_proba(texts))
 
 
+@pytest.mark.slow
 def test_training_is_reproducible(toy, vectors):
     topic, test_texts, _ = toy
     runs = [BiLSTMRelevanceModel(expand_keywords(topic, vectors), seed=3, config=SMALL, vectors=vectors)
@@ -118,6 +119,7 @@ def test_registry_names_train_from_topic_inputs(toy):
     assert np.mean((model.predict_proba(test_texts) >= 0.5) == test_labels) >= 0.9
 
 
+@pytest.mark.slow
 def test_cli_expand_train_evaluate_on_embedded_web(tmp_path):
     runner = CliRunner()
     result = runner.invoke(app, ["topic", "expand", "--web", "embedded", "--topic", "subject.Science.Biology"])
@@ -138,6 +140,7 @@ def test_cli_expand_train_evaluate_on_embedded_web(tmp_path):
     assert result.exit_code == 2
 
 
+@pytest.mark.slow
 def test_tfidf_fast_path_equals_scikit_learn_and_survives_pickling():
     import pickle
 

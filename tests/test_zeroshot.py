@@ -83,6 +83,7 @@ def test_examples_a_user_has_are_trusted_and_empty_words_are_refused(vectors):
     assert np.asarray(model.predict_proba([])).size == 0
 
 
+@pytest.mark.slow
 def test_the_page_encoder_judges_fetched_pages_and_leaves_link_contexts_to_the_static_vectors(vectors):
     import pickle
 
@@ -104,6 +105,7 @@ def test_the_page_encoder_judges_fetched_pages_and_leaves_link_contexts_to_the_s
     assert copy.similarities == blended.similarities
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page_encoder", [False, True])
 def test_a_crawl_from_a_few_words_stops_and_resumes_as_one(tmp_path, page_encoder):
     """A topic from keywords only: the crawl's self-training relevance model is part of the crawl's state, so
