@@ -130,7 +130,7 @@ class CrawlConfig(RunSettings):
                                       "parameters across shards every N pages (adaptive pools what the shards "
                                       "learned, tres averages its network; 0: never; None: the strategy's own "
                                       "choice, Policy.combine_every: adaptive 100, the others never)")
-    # 0.9 chosen on the suite's WebKB tuning rows (course, student) at N=4; docs/results.md, section 9
+    # 0.9 chosen on the suite's WebKB tuning rows (course, student) at N=4 (benchmarks/distributed_quality.py)
     lease_priority: float = Field(0.9, ge=0, le=1, description="distributed crawl: a shard leases pages only "
                                   "while its outlook (its policy's recent scores, else its pages' relevance) is "
                                   "in the top (1 - this) of the range from the worst to the best asking shard's "

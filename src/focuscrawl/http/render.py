@@ -93,8 +93,8 @@ def check_renderer(executable: str | None = None) -> str:
 
 
 class _Tab:
-    """A browser page that renders one document after another (a new page costs a renderer process: about
-    450 ms a render against 130 ms, on served Wikispeedia pages). Between renders it rests on about:blank."""
+    """A browser page that renders one document after another (a new page costs a renderer process, several times
+    the time of a render in a page that exists: benchmarks/render_cost.py). Between renders it rests on about:blank."""
 
     def __init__(self, page: Any):
         self.page = page

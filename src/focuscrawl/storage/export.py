@@ -17,13 +17,12 @@ Where each part comes from:
   WARC keeps (``crawl --warc``): each step's records are found at the offsets the store holds. Without a WARC,
   or where trafilatura finds no main content in it, the Markdown is that of the stored main text, which has no
   markup left: plain paragraphs. trafilatura because Resiliparse, which extracts the crawl's main text, writes
-  plain text or reduced HTML, not Markdown; its speed (docs/results.md, section 6) matters less once, after a
-  crawl, than on every fetch.
+  plain text or reduced HTML, not Markdown; its speed matters less once, after a crawl, than on every fetch.
 - ``language``: py3langid (langid.py's model, in its package: nothing is downloaded), the identifier trafilatura
   itself calls, on the start of the title and main text: an ISO 639-1 code (639-3 for a language without one),
-  None when it cannot tell. Not Resiliparse's ``detect_fast``, although a core dependency and about 40 times
-  faster: of 1,114 pages of a WebKB crawl (US university pages, nearly all in English) it said English of 85.0%
-  (Latin, Luxembourgish, Swedish of lists of names and courses), py3langid of 97.8% (docs/results.md, section 14).
+  None when it cannot tell. Not Resiliparse's ``detect_fast``, although a core dependency and much faster: on a
+  WebKB crawl (US university pages, nearly all in English) it called lists of names and courses Latin,
+  Luxembourgish or Swedish far more often (benchmarks/export_language.py compares the two).
 - ``cluster``: the URL of the first page fetched of the row's near-duplicate group (a page like none before it
   names itself), by the crawl's own near-duplicate reading and settings (``engine/defences/duplicates.py``);
   a page the crawl itself found to copy another joins that one's group. ``url == cluster`` keeps one page per
@@ -58,8 +57,8 @@ from focuscrawl.storage.state import STATE_FILE, StepRecord
 from focuscrawl.storage.warc import WARC_FILE
 
 BATCH_ROWS = 1000  # rows per Parquet row group: a batch's pages are held in memory at once
-# characters of a page's text its language is told from: on Wikispeedia's and WebKB's pages 99.9% the same answers as
-# the whole text, and a 20,000-character article costs a nineteenth (0.8 against 14.9 ms; docs/results.md, 14)
+# characters of a page's text its language is told from: on Wikispeedia's and WebKB's pages nearly always the same
+# answer as the whole text, and a long article costs a fraction of it (benchmarks/export_language.py)
 LANGUAGE_CHARS = 2000
 
 
