@@ -221,15 +221,8 @@ def run_policy_bench(
         steps_before = runner.step_count
         # Pre-generate the timed pages so only the policy's time is measured.
         pages = [load.page(timed_outlinks) for _ in range(timed_steps)]
-        elapsed = cpu = 0.0
         classifier_before = classifier.seconds
-        for reward, links in pages:
-            started, cpu_started = time.perf_counter(), time.process_time()
-            stepped = runner.step(reward, links)
-            elapsed += time.perf_counter() - started
-            cpu += time.process_time() - cpu_started
-            if not stepped:
-                break
+        elapsed, cpu = _timed_steps(runner, pages)
         done = runner.step_count - steps_before
         rows.append({
             "strategy": strategy, "reward_model": reward_model, "size": size, "frontier": runner.frontier,
@@ -246,3 +239,16 @@ def run_policy_bench(
             progress(f"{strategy:>11} @ {size:>9,}: {rows[-1]['ms_per_decision']:.3f} ms/decision, "
                      f"{leaves_before} leaves after {runner.step_count} steps, grown in {grow_s:.1f}s")
     return rows
+
+
+def _timed_steps(runner: PolicyRunner, pages: list) -> tuple[float, float]:
+    """Step ``runner`` through ``pages`` (until its frontier runs out): the wall and CPU seconds the steps took."""
+    elapsed = cpu = 0.0
+    for reward, links in pages:
+        started, cpu_started = time.perf_counter(), time.process_time()
+        stepped = runner.step(reward, links)
+        elapsed += time.perf_counter() - started
+        cpu += time.process_time() - cpu_started
+        if not stepped:
+            break
+    return elapsed, cpu

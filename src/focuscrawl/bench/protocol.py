@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -200,36 +200,62 @@ def load_topic(
         close = sorted(label for label in all_labels if topic.lower() in label.lower())[:10]
         hint = f" Labels containing it: {', '.join(close)}" if close else ""
         raise TopicError(f"no page of {web.name!r} is labelled {topic!r}.{hint}")
+    injected = web.injected()  # a messy web's traps and copies: never examples or seeds, as a user's are not
+    pools = _example_pools(web, relevant, injected)
+    rng = random.Random(f"{seed}:{topic}:examples")
+    if pools.train_host is None:  # examples are taken from the topic itself: at most half of it, on a small web
+        examples_relevant = min(examples_relevant, max(1, len(pools.positive) // 2))
+    positives = rng.sample(pools.positive, min(examples_relevant, len(pools.positive)))
+    negatives = rng.sample(pools.negative, min(examples_irrelevant, len(pools.negative)))
+    held_out = pools.held_out if pools.train_host is not None else set(positives) | set(negatives)
+    seed_candidates = sorted(url for url in pools.candidates if url not in held_out)
+    if not seed_candidates:
+        raise TopicError(f"topic {topic!r} has no relevant page with outlinks to start a crawl from")
+    inputs = TopicInputs(name=topic, keywords=topic_keywords(topic, all_labels),
+                         **_example_texts(web, topic, positives, negatives))
+    scored = relevant - held_out
+    originals = {url: row.original for url, row in injected.items() if row.original is not None}
+    bench = BenchTopic(inputs=inputs, truth=GroundTruth(topic, scored, web, originals), candidates=seed_candidates,
+                       seed=seed, budget=budget, reach_share=reach_share, held_out=len(held_out),
+                       held_out_relevant=len(relevant) - len(scored))
+    bench.seed_pool  # computed (with the link graph) while the web is open: a caller may close it next
+    return bench
 
+
+@dataclass
+class _ExamplePools:
+    """Where a topic's example pages and seeds may come from. ``train_host``: the web's training hosts (WebKB's
+    train university), whose pages are held out from the crawl; without it, examples come from the topic itself."""
+
+    train_host: Callable[[str], object] | None
+    positive: list[str]
+    negative: list[str]
+    candidates: list[str]  # relevant pages with outlinks, outside the training hosts: seed candidates
+    held_out: set[str]
+
+
+def _example_pools(web: OfflineWeb, relevant: frozenset[str], injected: Collection[str]) -> _ExamplePools:
     pattern = (web.meta.get("topic_defaults") or {}).get("train_host_pattern")
     train_host = re.compile(pattern).search if pattern else None
-    injected = web.injected()  # a messy web's traps and copies: never examples or seeds, as a user's are not
-    pool_pos, pool_neg, candidates = [], [], []
-    held_out: set[str] = set()
+    pools = _ExamplePools(train_host, [], [], [], set())
     for record in web.records():
         if record.url in injected:
             continue
         in_train = train_host is not None and bool(train_host(record.host))
         if in_train:
-            held_out.add(record.url)
+            pools.held_out.add(record.url)
         if not 200 <= record.status < 300:
             continue
         is_relevant = record.url in relevant
         if train_host is None or in_train:
-            (pool_pos if is_relevant else pool_neg).append(record.url)
+            (pools.positive if is_relevant else pools.negative).append(record.url)
         if not in_train and is_relevant and record.outdegree > 0:
-            candidates.append(record.url)
+            pools.candidates.append(record.url)
+    return pools
 
-    rng = random.Random(f"{seed}:{topic}:examples")
-    if train_host is None:  # examples are taken from the topic itself: at most half of it, on a small web
-        examples_relevant = min(examples_relevant, max(1, len(pool_pos) // 2))
-    positives = rng.sample(pool_pos, min(examples_relevant, len(pool_pos)))
-    negatives = rng.sample(pool_neg, min(examples_irrelevant, len(pool_neg)))
-    if train_host is None:
-        held_out = set(positives) | set(negatives)
-    seed_candidates = sorted(url for url in candidates if url not in held_out)
-    if not seed_candidates:
-        raise TopicError(f"topic {topic!r} has no relevant page with outlinks to start a crawl from")
+
+def _example_texts(web: OfflineWeb, topic: str, positives: list[str], negatives: list[str]) -> dict[str, list]:
+    """The example pages' texts (empty ones left out) and their labels, as ``TopicInputs`` takes them."""
     texts, example_labels = [], []
     for urls, label in ((positives, 1), (negatives, 0)):
         for text in web.texts(urls):
@@ -238,19 +264,7 @@ def load_topic(
                 example_labels.append(label)
     if len(set(example_labels)) < 2:
         raise TopicError(f"topic {topic!r} needs relevant and irrelevant example pages with text")
-    inputs = TopicInputs(
-        name=topic,
-        keywords=topic_keywords(topic, all_labels),
-        example_texts=texts,
-        example_labels=example_labels,
-    )
-    scored = relevant - held_out
-    originals = {url: row.original for url, row in injected.items() if row.original is not None}
-    bench = BenchTopic(inputs=inputs, truth=GroundTruth(topic, scored, web, originals), candidates=seed_candidates,
-                       seed=seed, budget=budget, reach_share=reach_share, held_out=len(held_out),
-                       held_out_relevant=len(relevant) - len(scored))
-    bench.seed_pool  # computed (with the link graph) while the web is open: a caller may close it next
-    return bench
+    return {"example_texts": texts, "example_labels": example_labels}
 
 
 def init_from_web(

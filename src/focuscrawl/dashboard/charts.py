@@ -122,7 +122,6 @@ def line_chart(lines: Sequence[Line], *, title: str, x_label: str, y_label: str,
     left, right, bottom = 58, (58 if right_label else 16), 42
     legend, legend_rows = _legend(lines, left, width - right)
     top = 30 + 15 * legend_rows
-    plot_w, plot_h = width - left - right, height - top - bottom
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" font-family="{FONT}" viewBox="0 0 {width} {height}" '
            f'width="{width}" height="{height}" role="img" aria-label="{escape(title)}"'
            + (f' id="{escape(chart_id)}"' if chart_id else "") + f' data-lines="{len(lines)}">',
@@ -132,48 +131,80 @@ def line_chart(lines: Sequence[Line], *, title: str, x_label: str, y_label: str,
         out.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" {_c("chart-empty")}>'
                    f"{escape(empty)}</text></svg>")
         return "".join(out)
+    frame = _Frame.fit(lines, left, top, width - left - right, height - top - bottom, y_max, right_max,
+                       bool(right_label))
+    out.extend(_axes(frame, width, height, x_label, y_label, right_label))
+    out.extend(_curves(lines, frame, band_opacity))
+    out.extend(legend)
+    out.append("</svg>")
+    return "".join(out)
 
-    def extent(axis: str, fixed: float | None) -> tuple[float, float]:
-        mine = [line for line in lines if line.axis == axis]
-        values = [v for line in mine for seq in (line.ys, line.high or ()) for v in seq if math.isfinite(v)]
-        high = fixed if fixed is not None else max(values, default=1.0)
-        if high <= 0:
-            high = 1.0
-        return 0.0, high
 
-    x_low = min(min(line.xs) for line in lines)
-    x_high = max(max(line.xs) for line in lines)
-    if x_high <= x_low:
-        x_high = x_low + 1
-    y_low, y_high = extent("left", y_max)
-    y_ticks = nice_ticks(y_low, y_high)
-    if y_max is None and y_ticks and y_ticks[-1] < y_high:
-        y_ticks.append(y_ticks[-1] + (y_ticks[1] - y_ticks[0] if len(y_ticks) > 1 else y_high))
-    y_high = max(y_high, y_ticks[-1]) if y_ticks else y_high
-    r_low, r_high = extent("right", right_max)
-    r_ticks = nice_ticks(r_low, r_high) if right_label else []
-    if right_label and right_max is None and r_ticks and r_ticks[-1] < r_high:
-        r_ticks.append(r_ticks[-1] + (r_ticks[1] - r_ticks[0] if len(r_ticks) > 1 else r_high))
-    r_high = max(r_high, r_ticks[-1]) if r_ticks else r_high
+@dataclass
+class _Frame:
+    """A chart's plot area and its scales: x, the left y axis and (maybe) the right one, each with its ticks."""
 
-    def sx(x: float) -> float:
-        return left + (x - x_low) / (x_high - x_low) * plot_w
+    left: float
+    top: float
+    width: float
+    height: float
+    x_low: float
+    x_high: float
+    y_low: float
+    y_high: float
+    y_ticks: list[float]
+    r_low: float
+    r_high: float
+    r_ticks: list[float]
 
-    def sy(y: float, axis: str = "left") -> float:
-        low, high = (r_low, r_high) if axis == "right" else (y_low, y_high)
+    @classmethod
+    def fit(cls, lines: Sequence[Line], left: float, top: float, width: float, height: float,
+            y_max: float | None, right_max: float | None, right: bool) -> _Frame:
+        x_low = min(min(line.xs) for line in lines)
+        x_high = max(max(line.xs) for line in lines)
+        if x_high <= x_low:
+            x_high = x_low + 1
+        y_low, y_high, y_ticks = _axis_scale(lines, "left", y_max, True)
+        r_low, r_high, r_ticks = _axis_scale(lines, "right", right_max, right)
+        return cls(left, top, width, height, x_low, x_high, y_low, y_high, y_ticks, r_low, r_high, r_ticks)
+
+    def sx(self, x: float) -> float:
+        return self.left + (x - self.x_low) / (self.x_high - self.x_low) * self.width
+
+    def sy(self, y: float, axis: str = "left") -> float:
+        low, high = (self.r_low, self.r_high) if axis == "right" else (self.y_low, self.y_high)
         y = min(max(y, low), high)
-        return top + plot_h - (y - low) / (high - low) * plot_h
+        return self.top + self.height - (y - low) / (high - low) * self.height
 
-    # grid and axes
-    for tick in y_ticks:
-        y = sy(tick)
+
+def _axis_scale(lines: Sequence[Line], axis: str, fixed: float | None, shown: bool
+                ) -> tuple[float, float, list[float]]:
+    """One y axis's range and ticks: from 0 to ``fixed``, or to the data's top rounded up to a tick."""
+    values = [v for line in lines if line.axis == axis for seq in (line.ys, line.high or ()) for v in seq
+              if math.isfinite(v)]
+    low, high = 0.0, fixed if fixed is not None else max(values, default=1.0)
+    if high <= 0:
+        high = 1.0
+    ticks = nice_ticks(low, high) if shown else []
+    if fixed is None and ticks and ticks[-1] < high:
+        ticks.append(ticks[-1] + (ticks[1] - ticks[0] if len(ticks) > 1 else high))
+    return low, (max(high, ticks[-1]) if ticks else high), ticks
+
+
+def _axes(frame: _Frame, width: int, height: int, x_label: str, y_label: str, right_label: str | None
+          ) -> list[str]:
+    """The grid, the ticks, the frame and the axis labels."""
+    left, top, plot_w, plot_h = frame.left, frame.top, frame.width, frame.height
+    out = []
+    for tick in frame.y_ticks:
+        y = frame.sy(tick)
         out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{_num(y)}" y2="{_num(y)}" {_c("grid")}/>'
                    f'<text x="{left - 6}" y="{_num(y + 4)}" text-anchor="end" {_c("tick")}>{fmt_tick(tick)}</text>')
-    for tick in r_ticks:
-        y = sy(tick, "right")
+    for tick in frame.r_ticks:
+        y = frame.sy(tick, "right")
         out.append(f'<text x="{left + plot_w + 6}" y="{_num(y + 4)}" {_c("tick")}>{fmt_tick(tick)}</text>')
-    for tick in nice_ticks(x_low, x_high, 6):
-        x = sx(tick)
+    for tick in nice_ticks(frame.x_low, frame.x_high, 6):
+        x = frame.sx(tick)
         out.append(f'<line x1="{_num(x)}" x2="{_num(x)}" y1="{top + plot_h}" y2="{top + plot_h + 4}" {_c("axis")}/>'
                    f'<text x="{_num(x)}" y="{top + plot_h + 17}" text-anchor="middle" {_c("tick")}>'
                    f"{fmt_tick(tick)}</text>")
@@ -185,8 +216,13 @@ def line_chart(lines: Sequence[Line], *, title: str, x_label: str, y_label: str,
     if right_label:
         out.append(f'<text transform="translate({width - 10} {top + plot_h / 2}) rotate(90)" text-anchor="middle" '
                    f'{_c("label")}>{escape(right_label)}</text>')
+    return out
 
-    # bands first, then the curves over them
+
+def _curves(lines: Sequence[Line], frame: _Frame, band_opacity: float) -> list[str]:
+    """The bands first, then the curves over them."""
+    sx, sy = frame.sx, frame.sy
+    out = []
     for line in lines:
         if line.low is not None and line.high is not None and len(line.low) == len(line.xs):
             upper = " ".join(f"{_num(sx(x))},{_num(sy(y, line.axis))}" for x, y in zip(line.xs, line.high))
@@ -203,10 +239,7 @@ def line_chart(lines: Sequence[Line], *, title: str, x_label: str, y_label: str,
                    + (f'stroke-opacity="{line.opacity}" ' if line.opacity < 1 else "")
                    + f'{_c("curve")} data-series="{escape(line.name)}" data-last="{last:g}" '
                    f'data-x-last="{line.xs[-1]:g}"/>')
-
-    out.extend(legend)
-    out.append("</svg>")
-    return "".join(out)
+    return out
 
 
 def _legend(lines: Sequence[Line], left: float, right: float) -> tuple[list[str], int]:
