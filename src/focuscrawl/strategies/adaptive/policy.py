@@ -32,6 +32,9 @@ PREDICT_ROWS = 1 << 20
 
 
 class AdaptivePolicy(ShardAware, Policy):
+    """Fetches the frontier URL whose evidence an online linear model predicts most relevant; one step in
+    ``explore`` follows one piece of evidence alone instead."""
+
     def __init__(self, *, explore: Fraction = 0.1, prior: dict[str, float] | None = None,
                  prior_strength: PositiveFloat = 0.01, rerank_every: Count = 10, keep: Count = 512,
                  site_prior: PositiveFloat = 2.0, window: Annotated[int, Field(ge=0)] = WINDOW,
