@@ -41,9 +41,9 @@ class AdaptivePolicy(ShardAware, Policy):
                  forget: Annotated[float, Field(gt=0, le=1)] = 0.995, gamma: Fraction = 0.0,
                  spill_after: Annotated[int, Field(ge=0)] = SPILL_AFTER, ready_score: Fraction = 0.8):
         # Defaults chosen on the development suite's tuning half (docs/benchmark.md, "How defaults are chosen"):
-        # no evidence trusted a priori (a best-first prior lost 4 of the then 8 tuning rows and tied 4;
-        # docs/history/results-notebook.md, section 2), old samples forgotten slowly, one selection in ten
-        # following a single piece of evidence, 100-character link contexts.
+        # no evidence trusted a priori (a best-first prior lost 4 of the then 8 tuning rows and tied 4), old samples
+        # forgotten slowly, one selection in ten following a single piece of evidence, 100-character link
+        # contexts (benchmarks/adaptive_grid.py has each change from them).
         weights = dict(prior or {})
         unknown = set(weights) - set(EVIDENCE) - {"bias"}
         if unknown:
@@ -57,7 +57,7 @@ class AdaptivePolicy(ShardAware, Policy):
         # A polite crawl (Policy.select_ready) takes a URL on a host it may fetch now over its best URL, whose host
         # must wait, when the URL's predicted relevance is at least this: the fetches that would otherwise wait go to
         # pages the model expects to be relevant, not to whatever is ready. Lower is faster and harvests less a page;
-        # 0.8 chosen on a tuning web (docs/history/results-notebook.md, section 18).
+        # 0.8 chosen on a tuning web (benchmarks/full_crawl_vs_scrapy.py, -s options.adaptive.ready_score=F).
         self.ready_score = ready_score
 
     def reset(self, context: CrawlContext) -> None:
@@ -125,7 +125,7 @@ class AdaptivePolicy(ShardAware, Policy):
         frontiers."""
         self.since_rerank += 1
         # A re-rank is O(frontier), about 0.4 us per URL: spaced out on large frontiers (every 500 steps at 1M
-        # URLs, where it is about 0.44 ms of a step amortised; docs/history/results-notebook.md, section 18).
+        # URLs, where it is under half a millisecond of a step amortised: focuscrawl bench-policy measures it).
         if self.since_rerank >= max(self.rerank_every, self.graph.n_front // RERANK_URLS_PER_STEP):
             self._rerank()
 
@@ -252,7 +252,7 @@ class AdaptivePolicy(ShardAware, Policy):
 
     # -- learning across shards (distributed crawls; ``pooling``) --------------------------------------
     # Every 100 pages unless the settings say otherwise: chosen on the suite's WebKB tuning rows at N=4 (of 20
-    # and 100), confirmed on the held-out ones (docs/history/results-notebook.md, section 9).
+    # and 100), confirmed on the held-out ones (benchmarks/distributed_quality.py).
     combine_every = 100
 
     def parameters(self) -> pooling.Parameters:
