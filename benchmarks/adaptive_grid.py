@@ -9,7 +9,9 @@ benchmarks.adaptive_grid:best_first_prior,benchmarks.adaptive_grid:no_forgetting
 benchmarks.adaptive_grid:no_exploration,benchmarks.adaptive_grid:more_exploration,\
 benchmarks.adaptive_grid:no_link_context,benchmarks.adaptive_grid:wide_link_context --out runs/grid
 
-The defaults: no prior (strength 0.01), forget 0.995, explore 0.1, window 100 characters.
+The defaults: no prior (strength 0.01), forget 0.995, explore 0.1, window 100 characters. The variants of two
+options measured and removed (``learned_exploration``, ``graph_submodel``, ``graph_submodel_no_exploration``,
+``family_submodels``) are in docs/history/trials/adaptive-rejected-options.md.
 """
 
 from __future__ import annotations
@@ -45,35 +47,6 @@ def no_link_context() -> AdaptivePolicy:
 def wide_link_context() -> AdaptivePolicy:
     """300 characters of page text around a link (window 300)."""
     return AdaptivePolicy(window=300)
-
-
-def learned_exploration() -> AdaptivePolicy:
-    """Exploring steps choose which evidence to follow by Thompson sampling on what each found so far."""
-    return AdaptivePolicy(learn_exploration=True)
-
-
-def graph_submodel() -> AdaptivePolicy:
-    """Beside the model of all evidence, one of Gouriten et al.'s neighbourhood sums alone (lr-sl's columns);
-    the frontier is ranked by whichever predicted the crawl's recent pages better."""
-    from focuscrawl.strategies.adaptive import GRAPH
-
-    return AdaptivePolicy(submodels=(GRAPH,))
-
-
-def graph_submodel_no_exploration() -> AdaptivePolicy:
-    """graph_submodel, never exploring."""
-    from focuscrawl.strategies.adaptive import GRAPH
-
-    return AdaptivePolicy(submodels=(GRAPH,), explore=0.0)
-
-
-def family_submodels() -> AdaptivePolicy:
-    """Beside the model of all evidence, one model per family of strategies' evidence: Gouriten et al.'s
-    neighbourhood sums (lr-sl), the parent's and link context's relevance (best-first), the path and topic
-    words (Han et al.); the frontier is ranked by whichever predicted the crawl's recent pages best."""
-    from focuscrawl.strategies.adaptive import GRAPH
-
-    return AdaptivePolicy(submodels=(GRAPH, ("parent", "anchor"), ("path", "words")))
 
 
 def bootstrapped_half() -> AdaptivePolicy:

@@ -21,6 +21,8 @@ from threadpoolctl import threadpool_limits
 
 from focuscrawl.bench.policy_speed import PolicyRunner, SyntheticLoad, web_anchors
 from focuscrawl.strategies import adaptive, make_policy
+from focuscrawl.strategies.adaptive import evidence, models, reasons
+from focuscrawl.strategies.adaptive import policy as adaptive_policy
 from focuscrawl.strategies.frontier import graph, ranking
 from focuscrawl.strategies.tres import agent, ddqn, features, tree_frontier
 from focuscrawl.topic import relevance, similarity
@@ -39,16 +41,16 @@ SECTIONS = {
     # the evidence rows; the new links' evidence: context relevance, topic words, hashed words, link model)
     "adaptive": [
         (adaptive.AdaptivePolicy, "select"), (adaptive.AdaptivePolicy, "_rerank"),
-        (adaptive.AdaptivePolicy, "_refresh_link_model"), (ranking.Ranking, "rebuild"),
-        (adaptive.AdaptivePolicy, "_evidence"),
-        (adaptive.AdaptivePolicy, "_explain"), (adaptive.AdaptivePolicy, "_take"),
-        (adaptive.AdaptivePolicy, "_column"), (ranking.Ranking, "best"), (adaptive.AdaptivePolicy, "observe"),
+        (evidence.Evidence, "rescore_links"), (ranking.Ranking, "rebuild"), (evidence.Evidence, "rows"),
+        (reasons, "explain"), (adaptive.AdaptivePolicy, "_take"),
+        (evidence.Evidence, "column"), (ranking.Ranking, "best"), (adaptive.AdaptivePolicy, "observe"),
         (graph.CrawlGraph, "intern"), (graph.CrawlGraph, "crawled_targets"), (graph.CrawlGraph, "crawl"),
-        (ranking.Ranking, "update"), (adaptive.AdaptivePolicy, "_first_seen"),
+        (ranking.Ranking, "update"), (evidence.Evidence, "add"),
         (adaptive.AdaptivePolicy, "_context_relevance"), (relevance.TfidfRelevanceModel, "predict_proba"),
-        (similarity.TopicSimilarity, "links"), (adaptive, "hashed_words_many"), (adaptive, "hashed_words"),
-        (adaptive.OnlineLogistic, "predict_many"), (adaptive.OnlineLogistic, "predict"),
-        (adaptive.OnlineLogistic, "learn"), (adaptive.OnlineLeastSquares, "learn"),
+        (similarity.TopicSimilarity, "links"), (adaptive_policy, "hashed_words_many"),
+        (adaptive_policy, "hashed_words"),
+        (models.OnlineLogistic, "predict_many"), (models.OnlineLogistic, "predict"),
+        (models.OnlineLogistic, "learn"), (models.OnlineLeastSquares, "learn"),
     ],
 }
 

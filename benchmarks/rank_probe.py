@@ -46,10 +46,10 @@ class RankProbe(AdaptivePolicy):
         mine = float(self._predict(np.array([i]))[0])
 
         def evidence(j: int) -> dict[str, float]:
-            return {name: round(float(v), 3) for name, v in zip(EVIDENCE, self._evidence(np.array([j]))[0])}
+            return {name: round(float(v), 3) for name, v in zip(EVIDENCE, self.evidence.rows(np.array([j]))[0])}
 
-        record = {"pid": os.getpid(), "fetched": self.fetched_total,
-                  "crawl_fetched": self.fetched_total + self.others_fetched, "frontier": len(frontier),
+        record = {"pid": os.getpid(), "fetched": self.hosts.fetched_total,
+                  "crawl_fetched": self.hosts.fetched_total + self.hosts.others_fetched, "frontier": len(frontier),
                   "prediction": round(mine, 4), "ranked_above": int((predictions > mine).sum()),
                   "weights": {name: round(float(w), 3) for name, w in zip([*EVIDENCE, "bias"], self.model.w)},
                   "evidence": evidence(i),

@@ -19,6 +19,7 @@ from focuscrawl.strategies.adaptive import (
     OnlineLogistic,
     encode_own,
     hashed_words,
+    reasons,
 )
 from focuscrawl.types import Link, Observation, Outlink, Page, TopicInputs
 
@@ -74,7 +75,7 @@ def test_evidence_of_a_url_follows_its_parents():
     assert seed.url == "http://h.test/s" and seed.reason.startswith("a seed, predicted relevance")
     _observe(policy, seed, 0.9, [("http://h.test/a", "bird"), ("http://h.test/b", "train")])
     a = policy.graph.ids["http://h.test/a"]
-    evidence = dict(zip(EVIDENCE, policy._evidence(np.array([a]))[0]))
+    evidence = dict(zip(EVIDENCE, policy.evidence.rows(np.array([a]))[0]))
     assert evidence["parent"] == pytest.approx(0.9) and evidence["anchor"] == pytest.approx(0.25)
     assert evidence["path"] == 1.0, "a link from a relevant page"
     assert evidence["fl-deg"] == pytest.approx(np.log1p(1.0)) and evidence["fl-n"] == pytest.approx(np.log1p(0.9))
@@ -83,7 +84,7 @@ def test_evidence_of_a_url_follows_its_parents():
     other = "http://h.test/a" if chosen.url == "http://h.test/b" else "http://h.test/b"
     _observe(policy, chosen, 0.1, [(other, "bird again"), ("http://h.test/c", "x")])
     i, c = policy.graph.ids[other], policy.graph.ids["http://h.test/c"]
-    rows = dict(zip(EVIDENCE, policy._evidence(np.array([i]))[0])), dict(zip(EVIDENCE, policy._evidence(
+    rows = dict(zip(EVIDENCE, policy.evidence.rows(np.array([i]))[0])), dict(zip(EVIDENCE, policy.evidence.rows(
         np.array([c]))[0]))
     assert rows[0]["parent"] == pytest.approx(0.9) and rows[0]["fl-deg"] == pytest.approx(np.log1p(2.0))
     assert rows[1]["path"] == pytest.approx(0.5) and rows[1]["parent"] == pytest.approx(0.1)
@@ -109,29 +110,29 @@ def test_bad_options_fail_early():
 def _explore_on(frontier_size: int, sample: int, monkeypatch) -> tuple[list[str], list[float], object]:
     """An adaptive policy that always explores a frontier of random evidence: the URLs it picks, and how far
     each is below the frontier's best by the evidence its reason says it followed."""
-    from focuscrawl.strategies import adaptive
+    from focuscrawl.strategies.adaptive import policy as adaptive_policy
 
-    monkeypatch.setattr(adaptive, "EXPLORE_SAMPLE", sample)
+    monkeypatch.setattr(adaptive_policy, "EXPLORE_SAMPLE", sample)
     topic = TopicInputs("birds", ["bird"], ["bird nest", "train station"], [1, 0])
     policy = make_policy("adaptive", explore=1.0, window=0)
     policy.reset(CrawlContext(topic=topic, classifier=Quarter(), seeds=["http://h.test/s"], budget=10, seed=0))
     _observe(policy, policy.select(), 0.5, [(f"http://h.test/{k}", "x") for k in range(frontier_size)])
     rng = np.random.default_rng(7)
     frontier = policy.graph.frontier()
-    policy.own_scores[frontier] = rng.uniform(size=(frontier_size, len(SCORES)))
-    policy.own_path[frontier] = rng.integers(0, PATH_ZERO + 1, size=frontier_size)
-    policy.own_local[frontier] = rng.integers(0, 3, size=frontier_size)
+    policy.evidence.own_scores[frontier] = rng.uniform(size=(frontier_size, len(SCORES)))
+    policy.evidence.own_path[frontier] = rng.integers(0, PATH_ZERO + 1, size=frontier_size)
+    policy.evidence.own_local[frontier] = rng.integers(0, 3, size=frontier_size)
     policy.graph.fl[frontier] = rng.uniform(size=(frontier_size, 4))  # the graph's evidence is log(1 + these)
     policy.graph.fl[frontier, 0] = rng.integers(1, 50, size=frontier_size)  # a count of crawled parents
     policy.graph.sl[frontier] = rng.uniform(size=(frontier_size, 3))
     urls, gaps = [], []
     for _ in range(5):
         frontier = policy.graph.frontier().copy()
-        best = [float(policy._column(frontier, k).max()) for k in range(len(EVIDENCE))]
+        best = [float(policy.evidence.column(frontier, k).max()) for k in range(len(EVIDENCE))]
         chosen = policy.select()
         i, x = policy.graph.ids[chosen.url], chosen.memo  # memo: the evidence at selection time
-        followed = [k for k in range(len(EVIDENCE))
-                    if chosen.reason == f"exploring, by one kind of evidence alone: {policy._describe(k, i, x[k])}"]
+        followed = [k for k in range(len(EVIDENCE)) if chosen.reason
+                    == f"exploring, by one kind of evidence alone: {reasons.describe(policy.evidence, k, i, x[k])}"]
         assert len(followed) == 1, chosen.reason
         urls.append(chosen.url)
         gaps.append(best[followed[0]] - x[followed[0]])  # how far below the frontier's best by that evidence
@@ -160,12 +161,12 @@ def test_local_evidence_groups_hosts_by_registered_domain():
              ("http://cam.ac.uk/c", "cam.ac.uk")]
     page = Page(seed.url, seed.url, 200, "text/html", "", "", [Link(u, "x") for u, _ in links])
     policy.observe(Observation(0, seed, page, 0.5, 0.0, [Outlink(u, "x", host, True) for u, host in links]))
-    local = [policy.own_rows([policy.graph.ids[u]])[0, OWN.index("local")] for u, _ in links]
+    local = [policy.evidence.own_rows([policy.graph.ids[u]])[0, OWN.index("local")] for u, _ in links]
     assert local == [1.0, 0.5, 0.0], "ox.ac.uk is one organisation; ac.uk is a public suffix, not a domain"
     seed_host = policy.graph.host[policy.graph.ids[seed.url]]
     # a host the graph has not numbered (a link's host other than the one its URL was first seen with): by name
-    assert policy._local_halves(seed_host, ["cs.ox.ac.uk", "www.ox.ac.uk", "maths.ox.ac.uk", "cam.ac.uk"]).tolist() \
-        == [2, 1, 1, 0]
+    hosts = ["cs.ox.ac.uk", "www.ox.ac.uk", "maths.ox.ac.uk", "cam.ac.uk"]
+    assert policy.hosts.local_halves(seed_host, hosts).tolist() == [2, 1, 1, 0]
 
 
 def test_rare_evidence_is_one_minus_the_hosts_share_of_the_fetches():
@@ -179,64 +180,11 @@ def test_rare_evidence_is_one_minus_the_hosts_share_of_the_fetches():
     second = policy.select()
     _observe(policy, second, 0.1, [])
     assert second.url.startswith("http://a.test/"), "the model trusts nothing yet: the earliest discovered URL"
-    rare = {u: dict(zip(EVIDENCE, policy._evidence(np.array([policy.graph.ids[u]]))[0]))["rare"]
+    rare = {u: dict(zip(EVIDENCE, policy.evidence.rows(np.array([policy.graph.ids[u]]))[0]))["rare"]
             for u in ("http://a.test/1", "http://a.test/2", "http://b.test/3")}
     assert rare["http://b.test/3"] == 1.0, "a host the crawl has not fetched from"
     left = "http://a.test/2" if second.url == "http://a.test/1" else "http://a.test/1"
     assert rare[left] == 0.0, "both fetches so far were a.test's"
-
-
-def test_submodels_compete_by_their_recent_error(tiny_web):
-    """A submodel of some evidence is fitted beside the full model on the same targets, and the frontier is
-    ranked by whichever predicted the crawl's recent pages better."""
-    from focuscrawl.strategies.adaptive import GRAPH
-
-    with pytest.raises(ValueError, match="unknown evidence"):
-        make_policy("adaptive", submodels=(("magic",),))
-    with pytest.raises(ValueError, match="submodels='fl-n': Input should be a valid tuple"):
-        make_policy("adaptive", submodels="fl-n")
-    with pytest.raises(ValueError, match="learn_exploration='maybe': Input should be a valid boolean"):
-        make_policy("adaptive", learn_exploration="maybe")
-    policy, events = crawl_tiny(tiny_web, "adaptive", budget=30, submodels=(GRAPH,))
-    assert len(policy.submodels) == 1 and len(policy.submodels[0].w) == len(GRAPH) + 1
-    assert policy.submodels[0].w.tolist() != [0.0] * (len(GRAPH) + 1), "the submodel learned"
-    assert policy.model_error.shape == (2,) and (policy.model_error > 0).all()
-    policy._rerank()
-    assert policy.active == int(np.argmin(policy.model_error))
-    weights = policy._active_weights()
-    if policy.active == 1:  # ranked by the submodel: evidence outside it weighs nothing
-        outside = [k for k, name in enumerate(EVIDENCE) if name not in GRAPH]
-        assert not weights[outside].any()
-    _, repeated = crawl_tiny(tiny_web, "adaptive", budget=30, submodels=(GRAPH,))
-    assert [e.url for e in repeated] == [e.url for e in events], "the same crawl for the same seed"
-
-
-def test_learned_exploration_counts_what_each_evidence_found(tiny_web):
-    policy, events = crawl_tiny(tiny_web, "adaptive", budget=40, explore=0.5, learn_exploration=True)
-    explored = sum(e.reason.startswith("exploring") for e in events)
-    assert explored > 0 and policy.explored_pulls.sum() == explored
-    assert (policy.explored_relevance <= policy.explored_pulls).all()
-
-
-def test_a_checkpoint_from_before_the_options_resumes_with_them_off(tiny_web):
-    import pickle
-
-    policy, _ = crawl_tiny(tiny_web, "adaptive", budget=10)
-    old = pickle.loads(pickle.dumps(policy))
-    for name in ("learn_exploration", "submodel_columns", "submodels", "model_error", "active", "explored_pulls",
-                 "explored_relevance", "exploring"):
-        del old.__dict__[name]  # what an older version's checkpoint holds
-    resumed = pickle.loads(pickle.dumps(old))
-    assert resumed.select() is not None and resumed.submodels == [] and not resumed.learn_exploration
-
-
-def test_a_checkpoint_with_other_evidence_is_refused_so_resume_replays_the_log(tiny_web):
-    import pickle
-
-    policy, _ = crawl_tiny(tiny_web, "adaptive", budget=10)
-    policy.model.w = policy.model.w[:-1]  # what a version with one piece of evidence fewer saved
-    with pytest.raises(ValueError, match="pieces of evidence"):
-        pickle.loads(pickle.dumps(policy))
 
 
 def test_own_evidence_is_stored_compactly_and_decodes_to_the_same_floats():
@@ -254,29 +202,8 @@ def test_own_evidence_is_stored_compactly_and_decodes_to_the_same_floats():
             encode_own([bad])
 
 
-def test_a_checkpoint_of_six_float_columns_loads_into_the_compact_layout(tiny_web):
-    import pickle
-
-    policy, _ = crawl_tiny(tiny_web, "adaptive", budget=10)
-    everyone = np.arange(policy.graph.capacity)
-    old = pickle.loads(pickle.dumps(policy))
-    rows = old.own_rows(everyone)
-    for name in ("own_scores", "own_path", "own_local"):  # what the older version's checkpoint held instead
-        old.graph.untrack(old, name)
-        del old.__dict__[name]
-    del old.__dict__["host_domain"], old.__dict__["domain_ids"]  # nor had it numbered the hosts' domains
-    old.own = rows
-    old.graph.track(old, "own", columns=len(OWN))
-    old.own[:] = rows
-    resumed = pickle.loads(pickle.dumps(old))
-    assert not hasattr(resumed, "own") and resumed.own_path.dtype == np.int16
-    assert resumed.own_rows(everyone).tobytes() == policy.own_rows(everyone).tobytes()
-    assert sorted(a for o, a, _ in resumed.graph._tracked if o is resumed) == ["own_local", "own_path", "own_scores"]
-    assert [resumed.select().url for _ in range(5)] == [policy.select().url for _ in range(5)]
-
-
 def test_evidence_gathered_in_blocks_and_per_host_is_the_same_as_row_by_row(monkeypatch):
-    from focuscrawl.strategies import adaptive
+    from focuscrawl.strategies.adaptive import evidence
 
     topic = TopicInputs("birds", ["bird"], ["bird nest", "train station"], [1, 0])
     policy = make_policy("adaptive", explore=0.0, window=0)
@@ -285,9 +212,9 @@ def test_evidence_gathered_in_blocks_and_per_host_is_the_same_as_row_by_row(monk
         _observe(policy, policy.select(), 0.25 * step, [(f"http://h{k % 4}.test/{step}/{k}", "bird" * (k % 2))
                                                          for k in range(40)])
     frontier = policy.graph.frontier().copy()
-    assert len(frontier) > len(policy.host_names), "more URLs than hosts: the per-host path"
-    whole = policy._evidence(frontier)
-    monkeypatch.setattr(adaptive, "EVIDENCE_BLOCK", 3)
-    assert policy._evidence(frontier).tobytes() == whole.tobytes()
-    one_by_one = np.concatenate([policy._evidence(frontier[k:k + 1]) for k in range(len(frontier))])
+    assert len(frontier) > len(policy.hosts.names), "more URLs than hosts: the per-host path"
+    whole = policy.evidence.rows(frontier)
+    monkeypatch.setattr(evidence, "EVIDENCE_BLOCK", 3)
+    assert policy.evidence.rows(frontier).tobytes() == whole.tobytes()
+    one_by_one = np.concatenate([policy.evidence.rows(frontier[k:k + 1]) for k in range(len(frontier))])
     assert one_by_one.tobytes() == whole.tobytes(), "each row as when it is predicted alone"

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from focuscrawl.policy import CrawlContext
-from focuscrawl.strategies import adaptive, make_policy
-from focuscrawl.strategies.adaptive import OWN, OnlineLogistic, hashed_words, hashed_words_many
+from focuscrawl.strategies import make_policy
+from focuscrawl.strategies.adaptive import OWN, OnlineLogistic, hashed_words, hashed_words_many, models
 from focuscrawl.strategies.frontier.link_context import anchor_windows
 from focuscrawl.topic import similarity
 from focuscrawl.topic.relevance import TfidfRelevanceModel
@@ -50,18 +50,18 @@ def test_hashed_words_many_are_each_links_hashed_words(links):
 def test_hashed_words_many_stay_the_same_when_their_caches_are_emptied(monkeypatch):
     links = [(f"http://h{k % 7}.example/p{k}/x.html", f"bird {k} nest") for k in range(200)]
     expected = [hashed_words(u, a).tolist() for u, a in links]
-    monkeypatch.setattr(adaptive, "WORD_CACHE_SIZE", 5)  # full after five words: emptied again and again
-    for name, empty in [("_URL_WORD_HASHES", adaptive._WordHashes("u ")), ("_ANCHOR_WORD_HASHES",
-                        adaptive._WordHashes("a ")), ("_SHAPE_HASHES", {})]:
-        monkeypatch.setattr(adaptive, name, empty)
+    monkeypatch.setattr(models, "WORD_CACHE_SIZE", 5)  # full after five words: emptied again and again
+    for name, empty in [("_URL_WORD_HASHES", models._WordHashes("u ")), ("_ANCHOR_WORD_HASHES",
+                        models._WordHashes("a ")), ("_SHAPE_HASHES", {})]:
+        monkeypatch.setattr(models, name, empty)
     words, lengths = hashed_words_many([u for u, _ in links], [a for _, a in links])
     assert [p.tolist() for p in np.split(words, np.cumsum(lengths)[:-1])] == expected
-    assert len(adaptive._URL_WORD_HASHES) <= 5 and len(adaptive._SHAPE_HASHES) <= 5
+    assert len(models._URL_WORD_HASHES) <= 5 and len(models._SHAPE_HASHES) <= 5
 
 
 _WEIGHTS = np.random.default_rng(0)
 # weights of very different magnitudes: any change in the order of the additions would show in the rounding
-_WEIGHTS = _WEIGHTS.normal(size=1 << adaptive.HASH_BITS) * 10.0 ** _WEIGHTS.integers(-6, 3, size=1 << adaptive.HASH_BITS)
+_WEIGHTS = _WEIGHTS.normal(size=1 << models.HASH_BITS) * 10.0 ** _WEIGHTS.integers(-6, 3, size=1 << models.HASH_BITS)
 
 
 @settings(max_examples=150, deadline=None)
@@ -122,11 +122,11 @@ def test_a_pages_new_links_get_the_evidence_each_would_get_alone(window):
         relevance = float(rng.uniform())
         page_host = selection.url.split("/")[2]
         w = policy.graph.ids[selection.url]
-        path = 1.0 if relevance >= 0.5 else 0.5 * float(policy.own_rows([w])[0, OWN.index("path")])
+        path = 1.0 if relevance >= 0.5 else 0.5 * float(policy.evidence.own_rows([w])[0, OWN.index("path")])
         before = set(policy.graph.urls)  # the index holds fingerprints; the URLs are the column
         model = OnlineLogistic()
         model.w, model.bias, model.trained = policy.link_model.w.copy(), policy.link_model.bias, policy.link_model.trained
-        model.learn(policy._words(w).copy(), float(relevance >= 0.5))  # what observe learns first
+        model.learn(policy.evidence.words.get(w).copy(), float(relevance >= 0.5))  # what observe learns first
         _page(policy, selection, relevance, links, text)
         contexts = anchor_windows(text, [a for _, a in links], window)
         seen = set()
@@ -139,7 +139,7 @@ def test_a_pages_new_links_get_the_evidence_each_would_get_alone(window):
             expected = [relevance, float(classifier.predict_proba([contexts[k]])[0]),
                         float(policy.similarity.links([f"{url_text(u)} {a}"])[0, 0]),
                         model.predict(hashed_words(u, a)) if model.trained else 0.5, path, local]
-            assert policy.own_rows([policy.graph.ids[u]])[0].tolist() == expected
+            assert policy.evidence.own_rows([policy.graph.ids[u]])[0].tolist() == expected
 
 
 def test_a_known_url_linked_again_keeps_the_best_of_its_evidence():
@@ -151,12 +151,12 @@ def test_a_known_url_linked_again_keeps_the_best_of_its_evidence():
     seed = policy.select()
     _page(policy, seed, 0.3, [("http://h1.example/a", "bird"), ("http://h2.test/b", "x")], "")
     a, b = policy.graph.ids["http://h1.example/a"], policy.graph.ids["http://h2.test/b"]
-    before = policy.own_rows([a, b])
+    before = policy.evidence.own_rows([a, b])
     chosen = policy.select()
     other = b if policy.graph.urls[a] == chosen.url else a
     # the other URL, linked twice from a more relevant page on its own host
     _page(policy, chosen, 0.9, [(policy.graph.urls[other], "y"), (policy.graph.urls[other], "z")], "")
-    row, old = policy.own_rows([other])[0], before[0 if other == a else 1]
+    row, old = policy.evidence.own_rows([other])[0], before[0 if other == a else 1]
     assert row[OWN.index("parent")] == 0.9 and row[OWN.index("path")] == 1.0
     assert row[OWN.index("anchor")] == old[OWN.index("anchor")], "a known URL keeps the context of its first link"
     assert row[OWN.index("local")] == max(old[OWN.index("local")],

@@ -128,8 +128,8 @@ def test_a_crawl_that_spills_every_page_selects_as_the_in_memory_one(web_topic):
     assert sum(a is not None for a, _ in steps) == 200
     assert all(a == b for a, b in steps)  # same URL, same score, same reason, step after step
     policy = spilling.policy
-    assert policy.graph.urls.spilled == policy.words.spilled == len(policy.graph.urls) > 250  # all on disk
-    assert in_memory.policy.graph.urls.spilled == 0 and in_memory.policy.words.spilled == 0
+    assert policy.graph.urls.spilled == policy.evidence.words.spilled == len(policy.graph.urls) > 250  # all on disk
+    assert in_memory.policy.graph.urls.spilled == 0 and in_memory.policy.evidence.words.spilled == 0
     frontier = policy.graph.frontier()
     assert np.array_equal(policy._predict(frontier), in_memory.policy._predict(frontier))  # float64 for float64
 
@@ -178,7 +178,7 @@ def test_sigkill_of_a_crawl_with_spilled_urls_then_resume_loses_nothing(small_to
 
 @pytest.mark.slow
 def test_a_huge_frontier_is_predicted_in_chunks_with_the_one_pass_values(web_topic, monkeypatch):
-    import focuscrawl.strategies.adaptive as adaptive
+    import focuscrawl.strategies.adaptive.policy as adaptive
 
     web, topic = web_topic
     engine = _engine(topic, None)

@@ -64,11 +64,11 @@ def test_adaptive_pools_what_shards_learned_as_one_learner_would(tiny_web):
     assert np.allclose(pooled["information"], info_a + info_b - prior)
     assert np.allclose(pooled["moment"], moment_a + moment_b - prior @ a.prior)
     learned = a.link_model.w + b.link_model.w
-    assert int(pooled["fetched"][0]) == a.fetched_total + b.fetched_total
+    assert int(pooled["fetched"][0]) == a.hosts.fetched_total + b.hosts.fetched_total
     for crawl in crawls:
         apply_message(crawl.engine, "avg:1", pickle.dumps(pooled))
     assert np.allclose(a.link_model.w, learned) and np.array_equal(a.link_model.w, b.link_model.w)
-    assert (a.others_fetched, b.others_fetched) == (b.fetched_total, a.fetched_total), \
+    assert (a.hosts.others_fetched, b.hosts.others_fetched) == (b.hosts.fetched_total, a.hosts.fetched_total), \
         "rare: a host's share is of the whole crawl's fetches"
     assert np.allclose(a.model.w, b.model.w) and np.allclose(a.model.w, np.linalg.solve(
         info_a + info_b - prior, moment_a + moment_b - prior @ a.prior))
@@ -102,7 +102,7 @@ def test_adaptive_sends_only_the_link_weights_it_changed_and_pools_as_the_whole_
         for crawl in crawls:
             crawl.engine.budget += 6 * round_  # each learns more since the last round
             crawl.engine.run(web)
-        reference = policies[0]._pooled or policies[0]._unpooled()
+        reference = policies[0]._reference()
         dense = _dense_pooling(policies, reference)
         shared = [(10, p.parameters()) for p in policies]
         size = len(policies[0].link_model.w)

@@ -10,7 +10,7 @@ import pytest
 from conftest import crawl_tiny, tiny_crawl
 
 from focuscrawl.strategies import names
-from focuscrawl.strategies.adaptive import EVIDENCE
+from focuscrawl.strategies.adaptive import EVIDENCE, reasons
 from focuscrawl.strategies.gouriten.estimators import ESTIMATORS
 from focuscrawl.strategies.gouriten.policy import BANDITS
 
@@ -45,9 +45,9 @@ def test_every_reason_is_words(tiny_web, name):
 
 def test_adaptive_says_each_kind_of_evidence_in_its_own_words(tiny_web):
     policy, events = crawl_tiny(tiny_web, "adaptive", budget=25)
-    i = next(int(i) for i in policy.graph.frontier() if not policy._is_seed(int(i)))
-    x = policy._evidence(np.array([i]))[0]
-    phrases = [policy._describe(k, i, float(x[k])) for k in range(len(EVIDENCE))]
+    i = next(int(i) for i in policy.graph.frontier() if not reasons.is_seed(policy.evidence, int(i)))
+    x = policy.evidence.rows(np.array([i]))[0]
+    phrases = [reasons.describe(policy.evidence, k, i, float(x[k])) for k in range(len(EVIDENCE))]
     assert len(set(phrases)) == len(EVIDENCE), "one phrase per kind of evidence"
     assert not [p for p in phrases if paper_codes(p)]
     _, exploring = crawl_tiny(tiny_web, "adaptive", budget=25, explore=1.0)

@@ -74,5 +74,5 @@ class TrainedAgent(ChoicePolicy):
         return {k: v for k, v in self.__dict__.items() if k != "agent"}
 
     def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
+        self.__dict__.update(state)
         self.agent = load_agent(self.model_path, self.algorithm)

@@ -57,7 +57,7 @@ class ChoicePolicy(AdaptivePolicy):
         ids = self._shortlist(self.candidates)
         rows = np.zeros((self.candidates, len(FEATURES)), dtype=np.float32)
         if len(ids):
-            rows[:len(ids), :len(EVIDENCE)] = self._evidence(ids)
+            rows[:len(ids), :len(EVIDENCE)] = self.evidence.rows(ids)
             rows[:len(ids), len(EVIDENCE)] = self.ranking.value[ids]
             rows[:len(ids), len(EVIDENCE) + 1] = 1.0
         self.offered, self.rows = ids, rows

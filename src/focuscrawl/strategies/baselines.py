@@ -42,11 +42,6 @@ class BreadthFirstPolicy(Policy):
     def reset(self, context: CrawlContext) -> None:
         self.queue: deque[tuple[str, str]] = deque((url, site_of(url)) for url in context.seeds)
 
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        if self.queue and isinstance(self.queue[0], str):  # a checkpoint that queued URLs alone
-            self.queue = deque((url, site_of(url)) for url in self.queue)
-
     def select(self) -> Selection | None:
         return Selection(self.queue.popleft()[0], reason="first in, first out") if self.queue else None
 

@@ -68,7 +68,7 @@ from focuscrawl.strategies.registry import (
 )
 from focuscrawl.topic.similarity import TopicSimilarity
 from focuscrawl.topic.text import url_text
-from focuscrawl.types import Observation, Selection
+from focuscrawl.types import Observation, Outlink, Page, Selection
 
 COARSE_EDGES = np.array([0.2, 0.4, 0.6, 0.8])  # 5 buckets
 FINE_EDGES = np.array([0.1, 0.3, 0.5, 0.7, 0.9])  # 6 buckets
@@ -267,15 +267,35 @@ class HanPolicy(Policy):
 
     def observe(self, observation: Observation) -> None:
         x_sa, info = observation.selection.memo or (None, None)
-        page = observation.page
         relevant = observation.reward > 0
+        relevance, categories = self._page_relevance(observation.page)
+        state, smoothed, distance = self._state(info, relevance, categories, relevant)
+        self._become_parent(observation.links, relevance, relevant, smoothed, distance)
+        urls = [link.url for link in observation.links]
+        actions = self._actions(urls) if urls else None
+        if x_sa is not None:  # SARSA update of the pair that was followed (none for seeds)
+            self._learn(x_sa, self._reward(observation.relevance), state, actions, relevant)
+        if actions is not None:
+            # Outlinks join the (s', a') pairs; those pairs get their value from the new weights.
+            touched = []
+            for url, action in zip(urls, actions):
+                slot = self._slot(np.concatenate([state, action]))
+                self._add(url, slot)
+                touched.append(slot)
+            self._score(np.unique(touched))
+
+    def _page_relevance(self, page: Page) -> tuple[float, np.ndarray]:
+        """The fetched page's similarity to the topic, and to each category."""
         if page.ok and (page.text or page.title):
             sims = self.similarity.pages([f"{page.title}\n{page.text}"])[0]
         else:
             sims = np.zeros(1 + self.layout.n_categories)
-        relevance, categories = float(sims[0]), sims[1:]
+        return float(sims[0]), sims[1:]
 
-        # State features of the fetched page, from the parents it collected while in the frontier.
+    def _state(self, info: LinkInfo | None, relevance: float, categories: np.ndarray,
+               relevant: bool) -> tuple[np.ndarray, float, int]:
+        """State features of the fetched page, from the parents it collected while in the frontier; and its
+        smoothed relevance and distance from a relevant page, which its outlinks inherit."""
         if info is not None and info.parents:
             best = info.best_smoothed
             change = relevance - best
@@ -288,11 +308,14 @@ class HanPolicy(Policy):
             distance = 0 if relevant else DISTANCE_CAP
         state = self.layout.state(relevance, change_bucket(change, self.delta1, self.delta2), categories,
                                   parents_mean, relevant_mean, distance)
+        return state, smoothed, distance
 
-        # This page becomes a parent of each of its unfetched outlinks.
-        urls = [link.url for link in observation.links]
+    def _become_parent(self, links: list[Outlink], relevance: float, relevant: bool, smoothed: float,
+                       distance: int) -> None:
+        """The fetched page becomes a parent of each of its unfetched outlinks; a link's text relevance is
+        computed again when it comes with an anchor not seen before."""
         stale = []
-        for link in observation.links:
+        for link in links:
             child = self.links.get(link.url)
             if child is None:
                 child = self.links[link.url] = LinkInfo()
@@ -311,37 +334,30 @@ class HanPolicy(Policy):
             texts = [" ".join([url_text(u)] + self.links[u].anchors) for u in stale]
             for u, row in zip(stale, self.similarity.links(texts)):
                 self.links[u].text_relevance = row
-        actions = None
-        if urls:
-            infos = [self.links[u] for u in urls]
-            text = np.stack([i.text_relevance for i in infos])
-            parents = np.array([i.relevance_sum / i.parents for i in infos])
-            relevant_parents = np.array([i.relevant_relevance_sum / i.relevant_parents if i.relevant_parents else 0.0
-                                         for i in infos])
-            actions = self.layout.actions(text[:, 0], text[:, 1:], parents, relevant_parents)
 
-        # SARSA update of the pair that was followed (none for seeds).
-        if x_sa is not None:
-            reward = self._reward(observation.relevance)
-            q_next = None
-            if not relevant and actions is not None:
-                x_next = np.concatenate([np.broadcast_to(state, (len(urls), len(state))), actions], axis=1)
-                q_values = self.w[x_next].sum(axis=1)
-                if self.sarsa_rng.random() < self.epsilon:
-                    q_next = float(q_values[self.sarsa_rng.randrange(len(q_values))])
-                else:
-                    q_next = float(q_values.max())
-            sarsa_update(self.w, x_sa, reward, q_next, self.alpha, self.gamma, self.moderated)
-            self.updates += 1
+    def _actions(self, urls: list[str]) -> np.ndarray:
+        """The action features of following each of ``urls``: its text's relevance, its parents' means."""
+        infos = [self.links[u] for u in urls]
+        text = np.stack([i.text_relevance for i in infos])
+        parents = np.array([i.relevance_sum / i.parents for i in infos])
+        relevant_parents = np.array([i.relevant_relevance_sum / i.relevant_parents if i.relevant_parents else 0.0
+                                     for i in infos])
+        return self.layout.actions(text[:, 0], text[:, 1:], parents, relevant_parents)
 
-        # Outlinks join the (s', a') pairs; those pairs get their value from the new weights.
-        if actions is not None:
-            touched = []
-            for url, action in zip(urls, actions):
-                slot = self._slot(np.concatenate([state, action]))
-                self._add(url, slot)
-                touched.append(slot)
-            self._score(np.unique(touched))
+    def _learn(self, x_sa: np.ndarray, reward: float, state: np.ndarray, actions: np.ndarray | None,
+               relevant: bool) -> None:
+        """One SARSA step for the pair followed: terminal on a relevant page or one without links, else towards
+        the value of the next pair, epsilon-greedily chosen among the page's links."""
+        q_next = None
+        if not relevant and actions is not None:
+            x_next = np.concatenate([np.broadcast_to(state, (len(actions), len(state))), actions], axis=1)
+            q_values = self.w[x_next].sum(axis=1)
+            if self.sarsa_rng.random() < self.epsilon:
+                q_next = float(q_values[self.sarsa_rng.randrange(len(q_values))])
+            else:
+                q_next = float(q_values.max())
+        sarsa_update(self.w, x_sa, reward, q_next, self.alpha, self.gamma, self.moderated)
+        self.updates += 1
 
     def _reward(self, probability: float) -> float:
         relevant, related, other = self.rewards

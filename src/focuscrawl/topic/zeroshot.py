@@ -96,9 +96,6 @@ class KeywordRelevance:
         return state
 
     def __setstate__(self, state: dict) -> None:
-        state.setdefault("encodes_pages", False)  # checkpoints from before the page encoder
-        state.setdefault("query_sentence", None)
-        state.setdefault("_last_page", None)
         self.__dict__.update(state)
         self.vectors = load_word_vectors()
         self.page_encoder = load_sentence_encoder() if self.encodes_pages else None

@@ -171,11 +171,6 @@ class CrawlGraph:
             rows += [("indegree", np.float64, 0), ("outdegree", np.float64, 0)]
         return rows
 
-    def __setstate__(self, state: dict) -> None:
-        if not isinstance(state.get("ids"), UrlIndex):  # resume then replays the whole log
-            raise ValueError("a checkpoint of the crawled graph from before its compact layout")
-        self.__dict__.update(state)
-
     # -- ids and growth ------------------------------------------------------------------------
     def track(self, owner: object, attribute: str, fill: float = 0.0, *, columns: int = 0,
               dtype: type = np.float64) -> None:
@@ -183,10 +178,6 @@ class CrawlGraph:
         it now. Rows of ids not made yet are 0; each new id's row is set to ``fill``."""
         setattr(owner, attribute, np.zeros((self.capacity, columns) if columns else self.capacity, dtype))
         self._tracked.append((owner, attribute, fill))
-
-    def untrack(self, owner: object, attribute: str) -> None:
-        """Stop growing ``owner.attribute`` (an owner that changed how it stores a row, loading a checkpoint)."""
-        self._tracked = [t for t in self._tracked if not (t[0] is owner and t[1] == attribute)]
 
     def _grow(self, needed: int) -> None:
         new = self.capacity

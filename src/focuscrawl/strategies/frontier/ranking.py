@@ -51,11 +51,6 @@ class Ranking:
         self.rebuilds = 0
         self.starved = False  # a rebuild for ``ready`` found no eligible node: none until the next rebuild
 
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self.__dict__.setdefault("parked", {})  # checkpoints written before ``best(ready)``
-        self.__dict__.setdefault("starved", False)
-
     def update(self, ids: np.ndarray) -> None:
         """Rescore ``ids`` (frontier nodes whose estimate may have changed)."""
         if len(ids) == 0:

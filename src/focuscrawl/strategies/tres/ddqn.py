@@ -72,14 +72,13 @@ class QNetwork:
     # Pickle (a checkpoint) copies each array on its own, so ``params`` would come back as copies that no longer
     # share ``flat``'s memory: the optimiser would train ``flat`` while ``forward`` read the checkpoint's frozen
     # weights, and a crawl resumed from a checkpoint would stop learning. Only ``flat`` is stored; the views
-    # are made again (from the stored shapes; a checkpoint written before this kept them in ``params``).
+    # are made again from the stored shapes.
     def __getstate__(self) -> dict:
         return {"flat": self.flat, "shapes": [p.shape for p in self.params]}
 
     def __setstate__(self, state: dict) -> None:
         self.flat = state["flat"]
-        shapes = state["shapes"] if "shapes" in state else [p.shape for p in state["params"]]
-        self.params = views_of(self.flat, shapes)
+        self.params = views_of(self.flat, state["shapes"])
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         w1, b1, w2, b2, w3, b3 = self.params
