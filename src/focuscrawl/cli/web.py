@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from focuscrawl.cli.common import console, fail, out, run
+from focuscrawl.cli.testbed import testbed_app
 from focuscrawl.config import parse_override
 from focuscrawl.webs import resolve_web_dir
 from focuscrawl.webs.debian import DEFAULT_SUITE, build_debian, download_index
@@ -25,6 +26,7 @@ from focuscrawl.webs.wikispeedia import build_embedded, build_wikispeedia
 web_app = typer.Typer(help="Build, inspect, generate, mess up and serve offline webs.", no_args_is_help=True)
 build_app = typer.Typer(help="Build an offline web from a published dataset.", no_args_is_help=True)
 web_app.add_typer(build_app, name="build")
+web_app.add_typer(testbed_app, name="testbed")
 
 
 def _build_command(build: Callable[..., Path], description: str) -> Callable[..., None]:

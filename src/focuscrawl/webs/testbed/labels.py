@@ -1,0 +1,102 @@
+"""Ground truth of the test bed: the kind of every URL an application generates, from its URL scheme alone.
+
+Each application has its rules: (kind, regular expression on the URL's path and query) in order, the first
+that matches names the kind; a URL no rule matches is ``other``. The builder writes them into the test bed's
+``labels.json`` (``{host: {"app": name, "rules": [[kind, pattern], ...]}}``); scoring code reads them back with
+``UrlLabeller``. The crawler never sees them: they are ground truth, like an offline web's labels.
+
+The kinds, shared by the applications so that a benchmark can add them up:
+
+- ``content``: a page of text filled from one of the offline web's pages (a wiki page, a ticket, a blog post);
+- ``history``, ``version``, ``diff``: a page's list of revisions, an old revision, the difference of two;
+- ``timeline``: what changed, day by day (Trac's timeline, endless in both directions);
+- ``query``: a query, report, search, facet, filter, sort or next-page view of a listing or table;
+- ``listing``: an index, a table's first page, a tag, category or author page, a roadmap or milestone;
+- ``archive``: a listing by date (a blog's archives, a year's or a month's posts);
+- ``row``: a data browser's page of one table row (a line of text);
+- ``export``: the same data in another format (CSV, RSS, Atom, JSON, plain text);
+- ``account``: login, preferences, registration;
+- ``help``: the application's own manual and about pages;
+- ``asset``: style sheets, scripts, images.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+KINDS = ("content", "history", "version", "diff", "timeline", "query", "listing", "archive", "row", "export",
+         "account", "help", "asset", "other")
+LABELS_FILE = "labels.json"
+
+# Trac (a wiki and an issue tracker in one). The test bed's wiki pages live under /wiki/Topics/.
+TRAC_RULES = [
+    ("asset", r"^/(chrome|pygments)/"),
+    ("account", r"^/(login|logout|prefs|register|newticket)\b"),
+    ("export", r"[?&]format=(csv|tab|rss|txt)\b|^/search/opensearch|^/(wiki|ticket)/.*[?&]format="),
+    ("diff", r"[?&]action=diff\b|^/diff\b"),
+    ("history", r"[?&]action=history\b"),
+    ("version", r"^/(wiki|ticket)/[^?]*\?(.*&)?(version|cversion|cnum_hist)="),
+    ("content", r"^/wiki/Topics/[^?]+$|^/ticket/\d+$"),
+    ("timeline", r"^/timeline\b"),
+    ("query", r"^/(query|report|search)\b"),
+    ("listing", r"^/(roadmap|milestone|wiki/TitleIndex|wiki/RecentChanges)\b|^/$|^/wiki/?$|^/wiki/Topics/?$"),
+    ("help", r"^/(about|wiki)\b"),
+]
+# Datasette (a data browser): one database ``testbed`` with the table ``pages``.
+DATASETTE_RULES = [
+    ("asset", r"^/-/static"),
+    ("export", r"\.(json|csv)(\?|$)|[?&]_format="),
+    ("help", r"^/-/"),
+    ("row", r"^/[^/?]+/[^/?]+/[^/?]+$"),
+    ("query", r"^/[^/?]+(/[^/?]+)?\?|^/[^/?]+/-/query"),
+    ("listing", r"^/([^/?]+(/[^/?]+)?)?$"),
+]
+# Pelican (a blog, served as static files): posts at /posts/YYYY/MM/SLUG.html.
+PELICAN_RULES = [
+    ("asset", r"^/theme/"),
+    ("export", r"^/feeds/|\.(xml|atom|rss)$"),
+    ("archive", r"^/(archives\.html|posts/\d{4}/(\d{2}/)?(index\.html)?$)"),
+    ("content", r"^/posts/\d{4}/\d{2}/[^/]+\.html$"),
+    ("listing", r"^/((tag|category|author)/[^/]+\.html|(tags|categories|authors)\.html|index\d*\.html)?$"),
+]
+RULES = {"trac": TRAC_RULES, "datasette": DATASETTE_RULES, "pelican": PELICAN_RULES}
+
+
+def path_and_query(url: str) -> str:
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+class UrlLabeller:
+    """The kind of a test bed URL: ``{host: (app, rules)}`` read from ``labels.json`` (or given)."""
+
+    def __init__(self, hosts: dict[str, tuple[str, list[tuple[str, str]]]]):
+        self._hosts = {host: (app, [(kind, re.compile(pattern)) for kind, pattern in rules])
+                       for host, (app, rules) in hosts.items()}
+
+    @classmethod
+    def load(cls, testbed_dir: str | Path) -> UrlLabeller:
+        data = json.loads((Path(testbed_dir) / LABELS_FILE).read_text())
+        return cls({host: (entry["app"], [tuple(rule) for rule in entry["rules"]]) for host, entry in data.items()})
+
+    def app(self, url: str) -> str | None:
+        """The application serving ``url`` (None: not an application's host)."""
+        entry = self._hosts.get((urlsplit(url).hostname or "").lower())
+        return entry[0] if entry else None
+
+    def kind(self, url: str) -> str | None:
+        """The kind of an application's URL (None: not an application's host)."""
+        entry = self._hosts.get((urlsplit(url).hostname or "").lower())
+        if entry is None:
+            return None
+        target = path_and_query(url)
+        return next((kind for kind, pattern in entry[1] if pattern.search(target)), "other")
+
+
+def write_labels(testbed_dir: Path, hosts: dict[str, str]) -> None:
+    """``labels.json`` for ``hosts`` (host -> application name)."""
+    data = {host: {"app": app, "rules": [list(rule) for rule in RULES[app]]} for host, app in hosts.items()}
+    (testbed_dir / LABELS_FILE).write_text(json.dumps(data, indent=1) + "\n")
