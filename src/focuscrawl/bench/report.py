@@ -23,7 +23,7 @@ COLUMNS = [
 
 def cell(value: float | None, spec: str = "{:.3f}") -> str:
     """A figure for a table; "-" when a summary has none (one written before the figure was recorded, such as
-    ``domains_auc_ratio_mean`` before issue 32) or it is NaN."""
+    ``domains_auc_ratio_mean`` in older summaries) or it is NaN."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     return spec.format(value)

@@ -2,8 +2,8 @@
 
 A *strategy* is a policy class (or factory) with a description, the relevance model it uses as its
 reward, and whether it reads ground truth (only oracles do). A *preset* is a named set of options of a
-strategy (``han-sync`` is ``han`` with ``sync: true``), for the variants the papers name and the tables
-of docs/results.md use. Any option can also be set directly (``-s options.han.sync=true``); a preset is
+strategy (``han-sync`` is ``han`` with ``sync: true``), for the variants the papers name and the benchmark
+suites compare. Any option can also be set directly (``-s options.han.sync=true``); a preset is
 only a name for a documented combination.
 
 Beyond registered names, ``module:attribute`` names a ``Policy`` subclass (or factory) in any importable

@@ -8,9 +8,8 @@ the crawl:
    embedded with sentence embeddings of the packaged all-MiniLM-L6-v2 distilled to static vectors
    (``focuscrawl.topic.embeddings``, model2vec's encoding): z = cosine(page, topic). Measured on the dev
    suite's Wikispeedia topics with their keywords only, these rank relevant pages above the others about as
-   well as the full MiniLM transformer does (ROC AUC 0.85-0.97 on 11 of 12 topics, against 0.83-0.97; People
-   0.68 against 0.85) at a small fraction of the cost, and they need no torch to run (docs/results.md,
-   section 4). Neither works on WebKB's page types (0.53-0.70).
+   well as the full MiniLM transformer does on most topics, at a small fraction of the cost, and they need no
+   torch to run (benchmarks/zero_shot.py measures both). Neither works on WebKB's page types.
    With a ``page_encoder`` (``RunSettings.page_encoder``), a fetched page's similarity is the mean of that
    and the MiniLM transformer's cosine: the two fail on different topics (People, Geography of Asia), and
    their mean ranks better than either on most. Link contexts (about 20 a page, each a few words) keep the

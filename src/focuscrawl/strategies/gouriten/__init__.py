@@ -84,7 +84,7 @@ def _oracle(judge, **options) -> GouritenPolicy:
 register(StrategySpec("g-oracle", "Gouriten et al. 2014, Sec. 6 (ground truth): the oracle estimator", _oracle,
                       needs_ground_truth=True))
 
-# name, strategy, description, options: one row per variant the paper names (docs/results.md uses them all)
+# name, strategy, description, options: one row per variant the paper names (the papers suite runs them all)
 _PRESETS = [
     ("g-bfs", "gouriten", "bfs estimator 1/(depth+1), greedy", {"estimator": "g-bfs"}),
     ("opic", "gouriten", "OPIC with alpha-weighted cash (Estimator 3)", {"estimator": "opic"}),

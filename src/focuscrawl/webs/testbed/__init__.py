@@ -1,4 +1,4 @@
-"""A test bed of real web software beside an offline web (issue 43): Trac (a wiki with history and diffs, an
+"""A test bed of real web software beside an offline web: Trac (a wiki with history and diffs, an
 issue tracker with a timeline, queries and reports), Datasette (a data browser with facets, sorting and row
 pages over a large table) and Pelican (a blog with tags, categories, archives and feeds), filled with the
 web's texts, served on loopback as their own servers, every URL they generate labelled by kind from their URL
