@@ -409,7 +409,7 @@ class _OlderPickler(pickle.Pickler):
 
 @pytest.mark.parametrize("pickler", ["today", "older"])
 def test_a_checkpoint_names_the_shared_inputs_and_gets_the_restoring_engines_own(pickler):
-    from focuscrawl.engine.engine import _InputsPickler, _InputsUnpickler
+    from focuscrawl.engine.checkpoint import _InputsPickler, _InputsUnpickler
 
     shared, other = _Input(), _Input()
     other.payload = "x" * 1000
