@@ -10,6 +10,22 @@ import copyreg
 import io
 import pickle
 
+# The format of what a checkpoint pickles: the engine's crawl state (``engine._STATE``), the defences' and the
+# policies' attributes. Bump it whenever that layout changes (an attribute added, removed, renamed or meaning
+# another thing): a checkpoint of another format is not read (``CheckpointFormatError``) and a resume replays the
+# run's operation log instead, which gives the same crawl, so no class needs a ``__setstate__`` to migrate old ones.
+# 1: checkpoints without a version (before 2). 2: the defences as one pipeline (``engine.defences.pipeline``).
+FORMAT = 2
+_HEADER = b"focuscrawl checkpoint format "
+
+
+class CheckpointFormatError(ValueError):
+    """A checkpoint of another format than this version of focuscrawl reads: resume replays the log instead."""
+
+    def __init__(self, found: int):
+        super().__init__(f"checkpoint format {found}, this version reads {FORMAT}: replaying the log")
+        self.found = found
+
 # Types the pickler saves without looking at a dispatch table: a shared input of one of these could not be written as
 # a reference through the table, and is written through ``persistent_id`` instead.
 _UNDISPATCHED = (type(None), bool, int, float, complex, str, bytes, bytearray, tuple, list, dict, set, frozenset, type)
@@ -49,7 +65,7 @@ class _InputsUnpickler(pickle.Unpickler):
         super().__init__(file)
         self._inputs = inputs
 
-    def persistent_load(self, pid):  # checkpoints written before the dispatch table
+    def persistent_load(self, pid):  # an input of a type the pickler does not dispatch: written by persistent_id
         return self._inputs[pid]
 
     def find_class(self, module: str, name: str):
@@ -59,12 +75,22 @@ class _InputsUnpickler(pickle.Unpickler):
 
 
 def dump(state: object, inputs: list[object]) -> bytes:
-    """``state`` pickled, the ``inputs`` in it as references."""
+    """``state`` pickled after a line that gives its ``FORMAT``, the ``inputs`` in it as references."""
     buffer = io.BytesIO()
+    buffer.write(_HEADER + b"%d\n" % FORMAT)
     _InputsPickler(buffer, inputs).dump(state)
     return buffer.getvalue()
 
 
 def load(blob: bytes, inputs: list[object]) -> object:
-    """A ``dump`` read back, its references answered with the live ``inputs``."""
-    return _InputsUnpickler(io.BytesIO(blob), inputs).load()
+    """A ``dump`` read back, its references answered with the live ``inputs``; ``CheckpointFormatError`` for a
+    checkpoint of another format (one without a format line is format 1)."""
+    found, start = 1, 0
+    if blob.startswith(_HEADER):
+        line, _, _ = blob[len(_HEADER):].partition(b"\n")
+        found, start = int(line), len(_HEADER) + len(line) + 1
+    if found != FORMAT:
+        raise CheckpointFormatError(found)
+    buffer = io.BytesIO(blob)
+    buffer.seek(start)
+    return _InputsUnpickler(buffer, inputs).load()

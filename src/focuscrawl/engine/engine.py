@@ -341,7 +341,8 @@ class CrawlEngine:
         return checkpoint.dump((state, self.policy), self._shared_inputs())
 
     def restore(self, blob: bytes) -> None:
-        """Replace the crawl state and the policy by a ``snapshot`` of the same crawl (same inputs)."""
+        """Replace the crawl state and the policy by a ``snapshot`` of the same crawl (same inputs). Raises
+        ``checkpoint.CheckpointFormatError`` for a snapshot of another format (another version of focuscrawl)."""
         state, policy = checkpoint.load(blob, self._shared_inputs())
         for name in _STATE:
             setattr(self, name, state[name])
