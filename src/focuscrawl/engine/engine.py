@@ -271,6 +271,11 @@ class CrawlEngine:
             return relevance
         return float(self.classifier.predict_proba([text])[0])
 
+    def is_probe(self, url: str) -> bool:
+        """Whether ``url`` is a fetch a defence makes itself (a soft-404 probe), not one of the policy's selections:
+        a driver fetches it as any other, and ``record`` observes it without the policy."""
+        return self.defences.is_own(url)
+
     def run(self, web: Web) -> CrawlStats:
         """Synchronous loop for in-process environments such as offline webs."""
         while not self.done:
