@@ -4,8 +4,9 @@ The same ``CrawlEngine`` serves the offline benchmark (``run``, synchronous) and
 driver calls ``next_selection`` for as many requests as it keeps in flight and ``record`` as they
 complete). It owns everything that must be identical across strategies for a comparison to be fair: the
 closure (never fetch a URL twice), URL normalisation, the per-domain cap, the budget and the event stream, and
-the defences against the messy web (``focuscrawl.engine.defences``: tracking and session parameters, copies,
-soft 404s, failing hosts, trap patterns), so that every strategy meets the same web through them.
+the defences against the messy web (``focuscrawl.engine.defences``, one pipeline of hooks: tracking and session
+parameters, copies, URL aliases, soft 404s, failing hosts, trap patterns, link farms), so that every strategy meets
+the same web through them.
 
 In a distributed crawl each shard's engine owns a partition of the hosts (``owns``): links to other hosts
 do not enter its frontier but wait in ``outgoing`` for the shard to send them to their owner, and links
@@ -170,8 +171,8 @@ class CrawlEngine:
                         or (not probe and defences.refuse(url, host, self))):
                     self.stats.skipped_selections += 1
                     continue
-                if (own is None and not probe and defences.hold(selection, time.perf_counter() - started, host,
-                                                  self.stats.steps)):
+                holdable = own is None and not probe  # a selection the defences gave back is not held again
+                if holdable and defences.hold(selection, time.perf_counter() - started, host, self.stats.steps):
                     continue
                 if url not in self.parent and not probe:
                     self._discover(url, None, host)
