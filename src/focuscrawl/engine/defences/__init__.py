@@ -138,6 +138,6 @@ class DefenceSettings(BaseModel):
                     defences.append(built[name]())
                 continue
             defence = import_defence(name)()
-            defence.name = defence.name or name
+            defence.name = getattr(defence, "name", "") or name  # a class need not subclass Defence
             defences.append(defence)
         return Defences(defences, index=index, reading=self.near_duplicates)
