@@ -37,8 +37,8 @@ def main() -> None:
     records = itertools.islice((r for r in web.records() if r.status == 200), args.pages)
     pages = [web.fetch(record.url) for record in records]
     defences = DefenceSettings().build(seed=0, budget=len(pages))
-    assert defences.texts is not None and defences.traps is not None
-    texts, traps = defences.texts, defences.traps
+    texts, traps, farms = defences.index, defences["traps"], defences["link_farms"]
+    assert texts is not None
     ms, runs = per_page_ms(pages, defences.read)
     print(f"{web.name}, {len(pages)} pages, CPU ms a page:")
     print(f"  reading into shingle hashes  {ms:.3f}")
@@ -49,8 +49,7 @@ def main() -> None:
     asked, _ = per_page_ms(runs, traps.new_text)
     told, _ = per_page_ms(runs, traps.remember)
     print(f"  seen-text filter             {asked + told:.3f}")
-    ms, _ = per_page_ms(pages, lambda page: short_word_share(page.text, defences.farms.settings.min_words)
-                        if defences.farms is not None else None)
+    ms, _ = per_page_ms(pages, lambda page: short_word_share(page.text, farms.settings.min_words))
     print(f"  link-farm reading            {ms:.3f}")
     ms, _ = per_page_ms(pages, lambda page: looks_like_error_page(page.title, page.text))
     print(f"  error-page test              {ms:.3f}")

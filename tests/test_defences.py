@@ -610,4 +610,4 @@ def test_a_polite_hint_names_a_host_backing_off_as_not_ready(tmp_path):
         engine.record(selection.url, web.fetch(selection.url))
     assert verdicts[0] == (True, True)  # nothing has failed yet
     assert (False, True) in verdicts, "bad.test backs off after its failures: not ready"
-    assert engine.defences.hosts.waiting("bad.test", engine.stats.steps)
+    assert engine.defences["host_health"].waiting("bad.test", engine.stats.steps)

@@ -131,6 +131,18 @@ def test_a_checkpoint_the_log_diverges_from_is_skipped_for_the_whole_log(small_t
     """A latest checkpoint that holds an older state than its place in the log (as a checkpoint missing part of
     a policy's state would): the resume replays the whole log instead and ends where an uninterrupted crawl
     does."""
+    def copy_first_onto_last(db):
+        seqs = [seq for (seq,) in db.execute("SELECT seq FROM checkpoints ORDER BY seq")]
+        assert len(seqs) >= 2
+        db.execute("UPDATE checkpoints SET blob = (SELECT blob FROM checkpoints WHERE seq = ?) WHERE seq = ?",
+                   (seqs[0], seqs[-1]))
+
+    _resume_after_editing_checkpoints(small_topic, tmp_path, copy_first_onto_last)
+
+
+def _resume_after_editing_checkpoints(small_topic: Path, tmp_path: Path, edit) -> None:
+    """A best-first crawl stopped at step 23 whose checkpoints ``edit(db)`` changes, then resumed: it must end as an
+    uninterrupted crawl does."""
     import sqlite3
 
     run = tmp_path / "run"
@@ -139,10 +151,7 @@ def test_a_checkpoint_the_log_diverges_from_is_skipped_for_the_whole_log(small_t
     first = [record.url for record in _collect(Crawler(concurrency=1, **settings), stop_after=23)]
     db = sqlite3.connect(run / "state.sqlite")
     with db:
-        seqs = [seq for (seq,) in db.execute("SELECT seq FROM checkpoints ORDER BY seq")]
-        assert len(seqs) >= 2
-        db.execute("UPDATE checkpoints SET blob = (SELECT blob FROM checkpoints WHERE seq = ?) WHERE seq = ?",
-                   (seqs[0], seqs[-1]))
+        edit(db)
     db.close()
     Crawler(concurrency=1, **settings).crawl()
     urls = check_run_folder(run)
@@ -404,8 +413,9 @@ class _Input:
     """A stand-in for a crawl's shared input (a topic, a classifier)."""
 
 
-class _OlderPickler(pickle.Pickler):
-    """How checkpoints named the shared inputs before (``persistent_id``): such checkpoints must still load."""
+class _PersistentIdPickler(pickle.Pickler):
+    """Names the shared inputs through ``persistent_id``, as ``_InputsPickler`` does when one of them is of a type it
+    cannot dispatch on (a list, a number): the unpickler answers both forms."""
 
     def __init__(self, file, shared):
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
@@ -415,16 +425,16 @@ class _OlderPickler(pickle.Pickler):
         return self._ids.get(id(obj))
 
 
-@pytest.mark.parametrize("pickler", ["today", "older"])
+@pytest.mark.parametrize("pickler", ["dispatch table", "persistent_id"])
 def test_a_checkpoint_names_the_shared_inputs_and_gets_the_restoring_engines_own(pickler):
-    from focuscrawl.engine.engine import _InputsPickler, _InputsUnpickler
+    from focuscrawl.engine.checkpoint import _InputsPickler, _InputsUnpickler
 
     shared, other = _Input(), _Input()
     other.payload = "x" * 1000
     shared.payload = "y" * 100_000
     graph = {"policy": [shared, other, shared], "frontier": ["http://a.test/"] * 3}
     buffer = io.BytesIO()
-    (_InputsPickler if pickler == "today" else _OlderPickler)(buffer, [shared, None]).dump(graph)
+    (_InputsPickler if pickler == "dispatch table" else _PersistentIdPickler)(buffer, [shared, None]).dump(graph)
     assert len(buffer.getvalue()) < 10_000, "the shared input is named, not copied"
     live = _Input()
     back = _InputsUnpickler(io.BytesIO(buffer.getvalue()), [live, None]).load()
@@ -433,30 +443,48 @@ def test_a_checkpoint_names_the_shared_inputs_and_gets_the_restoring_engines_own
     assert back["frontier"] == graph["frontier"]
 
 
-@pytest.mark.slow
-def test_a_checkpoint_of_older_form_restores_the_same_crawl():
+def _other_format(blob: bytes, found: int) -> bytes:
+    """``blob`` as a checkpoint of format ``found`` would be (1: one written before checkpoints had a format)."""
+    from focuscrawl.engine import checkpoint
+
+    body = blob.partition(b"\n")[2]
+    return body if found == 1 else checkpoint._HEADER + b"%d\n" % found + body
+
+
+def test_a_checkpoint_of_another_format_is_refused_in_one_line():
     from focuscrawl.bench.protocol import load_topic
-    from focuscrawl.builder import Classifiers, build_crawl
-    from focuscrawl.config import RunSettings
-    from focuscrawl.engine import engine as engine_module
-    from focuscrawl.webs import embedded_web_dir
-    from focuscrawl.webs.store import OfflineWeb
+    from focuscrawl.engine import CheckpointFormatError, checkpoint
 
     web = OfflineWeb(embedded_web_dir())
-    topic = load_topic(web, "subject.Science.Biology")
+    topic = load_topic(web, TOPIC)
+    engine = build_crawl(RunSettings(budget=20, seed=3), "bfs", topic.inputs, topic.seeds_for_run(0, 1)).engine
+    for _ in range(5):
+        _step(engine, web)
+    blob = engine.snapshot()
+    assert blob.startswith(b"focuscrawl checkpoint format %d\n" % checkpoint.FORMAT)
+    for found in (1, checkpoint.FORMAT + 1):
+        with pytest.raises(CheckpointFormatError) as caught:
+            engine.restore(_other_format(blob, found))
+        assert str(caught.value) == f"checkpoint format {found}, this version reads {checkpoint.FORMAT}: replaying the log"
+    engine.restore(blob)
+    assert engine.stats.steps == 5
 
-    def crawl():
-        return build_crawl(RunSettings(budget=80, seed=3), "adaptive", topic.inputs, topic.seeds_for_run(0, 1),
-                           classifiers=Classifiers(topic.inputs, 0), judge=topic.truth).engine
 
-    live = crawl()
-    for _ in range(30):
-        _step(live, web)
-    older = io.BytesIO()
-    state = {name: getattr(live, name) for name in engine_module._STATE}
-    _OlderPickler(older, live._shared_inputs()).dump((state, live.policy))
-    today, before = crawl(), crawl()
-    today.restore(live.snapshot())
-    before.restore(older.getvalue())
-    steps = [(_step(today, web), _step(before, web)) for _ in range(20)]
-    assert all(a == b and a is not None for a, b in steps)
+@pytest.mark.parametrize("found", [1, 99])
+def test_a_checkpoint_of_another_format_resumes_by_replaying_the_log(small_topic, tmp_path, caplog, found):
+    """Every checkpoint of a run folder from another version: the resume says so in one line, replays the whole
+    log and ends where an uninterrupted crawl does."""
+    import logging
+
+    from focuscrawl.engine import checkpoint
+
+    def other_format(db):
+        rows = db.execute("SELECT seq, blob FROM checkpoints").fetchall()
+        assert rows
+        for seq, blob in rows:
+            db.execute("UPDATE checkpoints SET blob = ? WHERE seq = ?", (_other_format(blob, found), seq))
+
+    with caplog.at_level(logging.WARNING, logger="focuscrawl.crawl.resume"):
+        _resume_after_editing_checkpoints(small_topic, tmp_path, other_format)
+    said = [r.getMessage() for r in caplog.records if r.name == "focuscrawl.crawl.resume"]
+    assert said == [f"checkpoint format {found}, this version reads {checkpoint.FORMAT}: replaying the log"]

@@ -30,7 +30,7 @@ from pydantic import (
     model_validator,
 )
 
-from focuscrawl.engine.defences import DefenceSettings
+from focuscrawl.engine.defences import DEFAULT_ORDER, DefenceSettings
 from focuscrawl.engine.scope import Scope
 from focuscrawl.http.settings import FetchConfig
 from focuscrawl.user_files import read_lines, read_yaml_mapping
@@ -171,6 +171,8 @@ class CrawlConfig(RunSettings):
             del data["scope"]  # as run folders made before scopes existed recorded it: they resume
         if not self.defences.enabled:
             del data["defences"]  # as run folders made before the defences recorded it (read_effective_config)
+        elif self.defences.order == DEFAULT_ORDER:
+            del data["defences"]["order"]  # as run folders made before the order was a setting recorded it
         return data
 
     def to_yaml(self) -> str:

@@ -6,20 +6,24 @@ replayed: each logged selection must be selected again by the (deterministic) po
 hint, that only the selected URL's host is ready: ``_only_host_of``), each logged record
 feeds the stored page back to the engine, and in a distributed crawl each adopted message (links another
 shard found) is adopted again. Without a usable checkpoint the whole log is replayed, which
-gives the same state, only slower: ``resume`` does that when the checkpoint cannot be read, and when the
-log diverges after it (a checkpoint that does not hold all of the policy's state, as `tres`'s once did: its
+gives the same state, only slower: ``resume`` does that when the checkpoint cannot be read (one of another
+format, written by another version of focuscrawl, among them: it says so in one line), and when the log diverges
+after it (a checkpoint that does not hold all of the policy's state, as `tres`'s once did: its
 networks' weight views came back from pickle as copies), so that only the log itself can make a run folder
 unresumable.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Callable
 
-from focuscrawl.engine import CrawlEngine
+from focuscrawl.engine import CheckpointFormatError, CrawlEngine
 from focuscrawl.storage.state import StateStore
 from focuscrawl.urls import site_of
+
+logger = logging.getLogger(__name__)
 
 
 def _only_host_of(url: str) -> Callable[[str], bool]:
@@ -92,6 +96,9 @@ def resume(fresh: Callable[[], CrawlEngine], store: StateStore, *, use_checkpoin
             return engine
         except sqlite3.DatabaseError:
             raise
+        except CheckpointFormatError as exc:  # another version's checkpoint: its log is as good, only slower
+            logger.warning("%s", exc)
+            engine = fresh()
         except Exception:  # noqa: BLE001 - an unreadable checkpoint, or one the log diverges from: the whole log
             engine = fresh()
     replay(engine, store, use_checkpoint=False, on_message=on_message)

@@ -4,8 +4,9 @@ The same ``CrawlEngine`` serves the offline benchmark (``run``, synchronous) and
 driver calls ``next_selection`` for as many requests as it keeps in flight and ``record`` as they
 complete). It owns everything that must be identical across strategies for a comparison to be fair: the
 closure (never fetch a URL twice), URL normalisation, the per-domain cap, the budget and the event stream, and
-the defences against the messy web (``focuscrawl.engine.defences``: tracking and session parameters, copies,
-soft 404s, failing hosts, trap patterns), so that every strategy meets the same web through them.
+the defences against the messy web (``focuscrawl.engine.defences``, one pipeline of hooks: tracking and session
+parameters, copies, URL aliases, soft 404s, failing hosts, trap patterns, link farms), so that every strategy meets
+the same web through them.
 
 In a distributed crawl each shard's engine owns a partition of the hosts (``owns``): links to other hosts
 do not enter its frontier but wait in ``outgoing`` for the shard to send them to their owner, and links
@@ -18,27 +19,14 @@ operation log of a run folder (``focuscrawl.crawl.resume``) that is the one resu
 
 from __future__ import annotations
 
-import copyreg
-import io
-import pickle
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
+from focuscrawl.engine import checkpoint
 from focuscrawl.engine.caps import DomainCap
-from focuscrawl.engine.defences import (
-    DUPLICATE,
-    HOST_FAILING,
-    LINK_FARM,
-    PROBE,
-    SOFT_404,
-    TRAP_PATTERN,
-    Defences,
-    duplicate_of,
-    url_patterns,
-)
-from focuscrawl.engine.defences.hosts import HostHealth
+from focuscrawl.engine.defences import Defences, Fetch
 from focuscrawl.engine.scope import Scope
 from focuscrawl.policy import CrawlContext, Policy, Ready, adopt
 from focuscrawl.types import (
@@ -70,7 +58,7 @@ class CrawlStats:
 # The engine attributes that are crawl state (``snapshot`` writes exactly these, with the policy); everything
 # else is wiring or settings of this process (classifier, sinks, judge, budget: a resume may raise it).
 _STATE = ("stats", "fetched", "parent", "depth", "fetches_per_host", "pending_per_host", "capped_hosts",
-          "frontier_size", "_limit", "_in_flight", "_in_flight_per_host", "defences")
+          "frontier_size", "_limit", "_in_flight", "_in_flight_per_host", "kept_out", "defences")
 
 
 class CrawlEngine:
@@ -100,7 +88,7 @@ class CrawlEngine:
         self.sinks = list(sinks)
         self.max_outlinks = max_outlinks
         self.scope = scope if scope is not None else Scope()
-        # the defences' state is crawl state (checkpointed); without them the engine is as it always was
+        # the defences' state is crawl state (checkpointed); without any the engine is as it always was
         self.defences = defences if defences is not None else Defences()
         self.stats = CrawlStats()
         self.fetched: set[str] = set()
@@ -109,6 +97,7 @@ class CrawlEngine:
         self.fetches_per_host: Counter[str] = Counter()
         self.pending_per_host: Counter[str] = Counter()
         self.capped_hosts: set[str] = set()
+        self.kept_out: set[str] = set()  # URLs the defences kept out of the frontier (listed once, when they were)
         self.frontier_size = 0
         self._limit = self.cap.limit(0, budget)
         # URL -> (its Selection, seconds of select calls it took): handed back at record time.
@@ -153,38 +142,37 @@ class CrawlEngine:
         """Ask the policy for the next URL worth fetching; None when the budget or frontier is spent.
 
         ``ready(host)``: whether a fetch from the host could start now (a polite driver's hint, passed on to
-        ``Policy.select_ready`` with the hosts the engine holds back, those backing off, refused)."""
+        ``Policy.select_ready`` with the hosts the defences hold back, those backing off, refused)."""
         if self.done:
             return None
         started = time.perf_counter()
         defences = self.defences
-        if ready is not None and defences.hosts is not None:
-            ready = _not_backing_off(ready, defences.hosts, self.stats.steps)
+        if ready is not None and defences.holds_hosts:
+            ready = _not_held_back(ready, defences, self.stats.steps)
         try:
             while True:
-                # the engine's own first: a soft-404 probe, a parked selection whose host's back-off is over
-                selection, earlier_s, released = self._engine_selection()
-                if selection is None:
+                # the defences' own first: a soft-404 probe, a parked selection whose host's back-off is over
+                own = defences.own_selection(self, self.stats.steps)
+                if own is None:
                     selection = self.policy.select() if ready is None else self.policy.select_ready(ready)
-                    earlier_s = 0.0
                     if selection is None:
                         # nothing else to fetch: a host still backing off is tried now rather than never
-                        selection, earlier_s, released = self._release_parked(anyway=True)
-                        if selection is None:
+                        own = defences.own_selection(self, self.stats.steps, anyway=True)
+                        if own is None:
                             return None
+                selection, earlier_s = own if own is not None else (selection, 0.0)
                 url = selection.url
                 host = site_of(url)
-                probe = self.is_probe(url)
+                probe = defences.is_own(url)
                 # Fetches in flight count against the cap: every fetch counts once recorded, whatever its
                 # status, so a host whose cap they would reach is as good as capped (concurrent crawls).
                 if (url in self.fetched or url in self._in_flight or host in self.capped_hosts
                         or self.fetches_per_host[host] + self._in_flight_per_host[host] >= self._limit
-                        or (not probe and defences.shut(url, host))):
+                        or (not probe and defences.refuse(url, host, self))):
                     self.stats.skipped_selections += 1
                     continue
-                if (defences.hosts is not None and not probe and not released
-                        and defences.hosts.waiting(host, self.stats.steps)):
-                    defences.hosts.park(host, selection, earlier_s + time.perf_counter() - started)
+                holdable = own is None and not probe  # a selection the defences gave back is not held again
+                if holdable and defences.hold(selection, time.perf_counter() - started, host, self.stats.steps):
                     continue
                 if url not in self.parent and not probe:
                     self._discover(url, None, host)
@@ -194,29 +182,8 @@ class CrawlEngine:
         finally:
             self.stats.decision_s += time.perf_counter() - started
 
-    def _engine_selection(self) -> tuple[Selection | None, float, bool]:
-        """A selection of the engine's own, if one is due: (selection, select seconds it took before, released)."""
-        soft = self.defences.soft_404
-        while soft is not None and soft.queued:
-            url = soft.queued.popleft()
-            host = site_of(url)
-            if (url in self.fetched or url in self._in_flight or url in self.parent or host in self.capped_hosts
-                    or not self.scope.allows(url, 0) or (self.owns is not None and not self.owns(url))):
-                soft.probe_host.pop(url, None)  # cannot be asked: the host stays unprobed
-                continue
-            return Selection(url, None, f"not the strategy's: a path {host} cannot have, to learn whether it "
-                                        "answers missing pages with a page (a soft 404)"), 0.0, False
-        if self.defences.hosts is not None and self.defences.hosts.parked:
-            return self._release_parked()
-        return None, 0.0, False
-
-    def _release_parked(self, anyway: bool = False) -> tuple[Selection | None, float, bool]:
-        hosts = self.defences.hosts
-        item = hosts.release(self.stats.steps, anyway) if hosts is not None else None
-        return (None, 0.0, False) if item is None else (item[0], item[1], True)
-
     def record(self, url: str, page: Page, fetch_s: float = 0.0) -> StepEvent:
-        """Account for the fetch of ``url``, a URL of ``next_selection``: closure, caps, reward, observation, event.
+        """Account for the fetch of ``url``, a URL of ``next_selection``: closure, defences, reward, observation, event.
 
         (A URL the engine did not select, which only tests do, is observed as a bare selection.)
         """
@@ -229,119 +196,68 @@ class CrawlEngine:
         self.stats.steps += 1
         self.stats.fetch_s += fetch_s
         self._mark_fetched(url, host)
-        defences = self.defences
-        probe = self.is_probe(url)
-
-        final_url = url
-        if page.final_url and page.final_url != url:
-            final_url = self.normalize(page.final_url) or url
-        duplicate = False
-        joined: list[str] = []  # URLs this fetch adds to the closure besides its own: a redirect's target, a canonical
-        if final_url != url:
-            duplicate = final_url in self.fetched
-            if not duplicate:
-                # A redirect's target joins the closure; the fetch was counted once, against the host asked.
-                self._mark_fetched(final_url, site_of(final_url), counts=False)
-                joined.append(final_url)
-        # Why the page gives no reward and no links, if it does not: a redirect to a fetched page (as always), or
-        # a defence's verdict, whose page the policy sees empty (no new evidence).
-        verdict = duplicate_of(final_url) if duplicate else ""
-        skipped: list[tuple[str, str]] = []
-        runs = None  # the page's text as the defences read it (shingle hashes), once for all of them
-        if probe:
-            verdict = PROBE
-            defences.probe_answered(url, page)
-        elif not duplicate and page.ok and defences.reads_text and (page.text or page.title):
-            runs = defences.read(page)
-        if runs is not None and defences.texts is not None:
-            canonical = self._canonical(page, url, final_url)
-            verdict = defences.copy_verdict(url, final_url, host, page, runs, canonical, self.fetched)
-            if (canonical is not None and not verdict and defences.canonical is not None
-                    and canonical not in self.fetched and canonical not in self._in_flight):
-                # as a redirect's target: the page is that URL's document, which need not be fetched again
-                self._mark_fetched(canonical, site_of(canonical), counts=False)
-                joined.append(canonical)
-        if defences.aliases is not None and (verdict == SOFT_404 or page.status in (404, 410)):
-            defences.aliases.not_found(url)  # a URL rule that made a not-found URL is wrong for this site
-        hidden = bool(verdict) and not duplicate
-        if (hidden and defences.aliases is not None and verdict.startswith(DUPLICATE)
-                and defences.aliases.learn(final_url, verdict[len(DUPLICATE):])):
-            self._merge_aliases(skipped)
-
-        relevance = 0.0 if verdict else self.relevance(page)
-        # a redirect that left the scope (another domain, an excluded path) is fetched, but not followed further
-        followed = not verdict and self.scope.allows(final_url, self.depth.get(url, 0))
-        candidates = self._candidates(url, page) if followed else []
-        traps = defences.traps
-        if traps is not None and not probe and page.ok:
-            fresh = self._fresh(candidates, self.depth.get(url, 0) + 1)  # lazily: the first way out decides
-            new = not verdict and traps.yields_new(url, fresh, relevance >= REWARD_THRESHOLD, runs)
-            if runs is not None:
-                traps.remember(runs)
-            closed = traps.record(url, new)
-            if closed:
-                self._close_patterns(closed, skipped)
-                if not verdict:  # the fetch that showed the pattern yields nothing new: no reward, no links
-                    verdict, hidden, relevance, candidates = TRAP_PATTERN, True, 0.0, []
-        if defences.hosts is not None and defences.hosts.record(host, page, step):
-            verdict, hidden = verdict or HOST_FAILING, True
-            self._close_host(host, skipped, HOST_FAILING)
-        if defences.farms is not None and not probe and page.ok and not verdict:
-            farms = defences.farms.record(host, page.text, (url for url, _ in candidates))  # read if stuffed
-            for farm in farms:
-                self._close_host(farm, skipped, LINK_FARM)
-            if host in farms:
-                verdict, hidden, relevance, candidates = LINK_FARM, True, 0.0, []
-        reward = 1.0 if relevance >= REWARD_THRESHOLD else 0.0
+        fetch = self._fetched(url, host, page, step)
+        # the defences judge the page before it is scored, then with its score and links (pipeline.Defences)
+        self.defences.inspect(fetch, self)
+        if not fetch.verdict:
+            fetch.relevance = self.relevance(page)
+            # a redirect that left the scope (another domain, an excluded path) is fetched, but not followed further
+            if self.scope.allows(fetch.final_url, self.depth.get(url, 0)):
+                fetch.links = self._candidates(url, page)
+        fetch.rewarded = fetch.relevance >= REWARD_THRESHOLD
+        self.defences.review(fetch, self)
+        reward = 1.0 if fetch.relevance >= REWARD_THRESHOLD else 0.0
         foreign: list[tuple[str, str]] = []
-        links = self._new_links(url, candidates, foreign, skipped) if candidates else []
-        # a redirect (or canonical) into another shard's hosts: that shard must learn the target is fetched, or it
-        # fetches it again
-        fetched_elsewhere = [u for u in joined if self.owns is not None and not self.owns(u)]
-        if foreign or fetched_elsewhere:
-            sent = Page(url=page.url, final_url=page.final_url, status=page.status, content_type=page.content_type,
-                        title=page.title, text=page.text, outlinks=list(page.outlinks))
-            self.outgoing.append(ForeignLinks(url, sent, relevance, reward, self.depth.get(url, 0), foreign,
-                                              fetched_elsewhere))
-
+        links = self._new_links(url, fetch.links, foreign, fetch.skipped) if fetch.links else []
+        self._send_foreign(fetch, reward, foreign)
         observe_s = 0.0
-        if not probe:  # the engine's own fetch: no selection of the policy's to answer
-            shown = page
-            if hidden:
-                shown = Page(url=page.url, final_url=page.final_url, status=page.status,
-                             content_type=page.content_type, error=page.error)
+        if not fetch.own:  # a defence's own fetch: no selection of the policy's to answer
+            # a page the defences caught is shown empty: no new evidence
+            shown = Page(url=page.url, final_url=page.final_url, status=page.status, content_type=page.content_type,
+                         error=page.error) if fetch.hidden else page
             started = time.perf_counter()
-            self.policy.observe(Observation(step, selection, shown, relevance, reward, links))
+            self.policy.observe(Observation(step, selection, shown, fetch.relevance, reward, links))
             observe_s = time.perf_counter() - started
             self.stats.decision_s += observe_s
-
         relevant = None
         if self.judge is not None:
-            relevant = bool(page.ok and not verdict and self.judge(final_url))
+            relevant = bool(page.ok and not fetch.verdict and self.judge(fetch.final_url))
             if relevant:
                 self.stats.relevant += 1
-                self.stats.relevant_hosts.add(site_of(final_url))
+                self.stats.relevant_hosts.add(site_of(fetch.final_url))
         self._update_cap(step + 1)
-        event = StepEvent(
-            step=step,
-            url=url,
-            host=host,
-            status=page.status,
-            reward=reward,
-            relevance=relevance,
-            relevant=relevant,
-            frontier_size=self.frontier_size,
-            decision_ms=(select_s + observe_s) * 1000.0,
-            parent=self.parent.get(url),
-            depth=self.depth.get(url, 0),
-            score=selection.score,
-            reason=selection.reason,
-            verdict=verdict,
-            skipped=tuple(skipped),
-        )
+        event = StepEvent(step=step, url=url, host=host, status=page.status, reward=reward, relevance=fetch.relevance,
+                          relevant=relevant, frontier_size=self.frontier_size,
+                          decision_ms=(select_s + observe_s) * 1000.0, parent=self.parent.get(url),
+                          depth=self.depth.get(url, 0), score=selection.score, reason=selection.reason,
+                          verdict=fetch.verdict, skipped=tuple(fetch.skipped))
         for sink in self.sinks:
             sink(event)
         return event
+
+    def _fetched(self, url: str, host: str, page: Page, step: int) -> Fetch:
+        """The fetch as the defences judge it. A redirect's target joins the closure, counted once against the host
+        asked; a redirect to a page fetched before is a duplicate of it (no reward, no links, as always)."""
+        final_url = url
+        if page.final_url and page.final_url != url:
+            final_url = self.normalize(page.final_url) or url
+        duplicate = final_url != url and final_url in self.fetched
+        fetch = Fetch(self.defences, url, final_url, host, page, step, self.defences.is_own(url), duplicate)
+        if final_url != url and not duplicate:
+            self._mark_fetched(final_url, site_of(final_url), counts=False)
+            fetch.joined.append(final_url)
+        return fetch
+
+    def _send_foreign(self, fetch: Fetch, reward: float, foreign: list[tuple[str, str]]) -> None:
+        """Links into other shards' hosts go to their owners; so does a redirect (or canonical) into their hosts:
+        that shard must learn the target is fetched, or it fetches it again."""
+        fetched_elsewhere = [u for u in fetch.joined if self.owns is not None and not self.owns(u)]
+        if foreign or fetched_elsewhere:
+            page = fetch.page
+            sent = Page(url=page.url, final_url=page.final_url, status=page.status, content_type=page.content_type,
+                        title=page.title, text=page.text, outlinks=list(page.outlinks))
+            self.outgoing.append(ForeignLinks(fetch.url, sent, fetch.relevance, reward, self.depth.get(fetch.url, 0),
+                                              foreign, fetched_elsewhere))
 
     def relevance(self, page: Page, learn: bool = True) -> float:
         """The agent's classifier's probability that ``page`` is on topic (0 for a failed or empty page). A model
@@ -357,9 +273,9 @@ class CrawlEngine:
         return float(self.classifier.predict_proba([text])[0])
 
     def is_probe(self, url: str) -> bool:
-        """Whether ``url`` is a fetch the engine makes itself (a soft-404 probe), not one of the policy's selections:
+        """Whether ``url`` is a fetch a defence makes itself (a soft-404 probe), not one of the policy's selections:
         a driver fetches it as any other, and ``record`` observes it without the policy."""
-        return self.defences.soft_404 is not None and self.defences.soft_404.is_probe(url)
+        return self.defences.is_own(url)
 
     def run(self, web: Web) -> CrawlStats:
         """Synchronous loop for in-process environments such as offline webs."""
@@ -395,7 +311,7 @@ class CrawlEngine:
                 continue
             seen.add(url)
             host = site_of(url)
-            if host in self.capped_hosts or self.defences.shut(url, host):
+            if host in self.capped_hosts or self.defences.refuse(url, host, self):
                 continue
             new = url not in self.parent
             if new and not self.scope.allows(url, foreign.depth + 1):
@@ -425,16 +341,15 @@ class CrawlEngine:
         raises for a policy that breaks the contract by being unpicklable.
         """
         assert self.context is not None, "start() first"
-        buffer = io.BytesIO()
         state = {name: getattr(self, name) for name in _STATE}
         if getattr(self.classifier, "learns_online", False):  # crawl state of its own: checkpointed with it
             state["classifier"] = self.classifier
-        _InputsPickler(buffer, self._shared_inputs()).dump((state, self.policy))
-        return buffer.getvalue()
+        return checkpoint.dump((state, self.policy), self._shared_inputs())
 
     def restore(self, blob: bytes) -> None:
-        """Replace the crawl state and the policy by a ``snapshot`` of the same crawl (same inputs)."""
-        state, policy = _InputsUnpickler(io.BytesIO(blob), self._shared_inputs()).load()
+        """Replace the crawl state and the policy by a ``snapshot`` of the same crawl (same inputs). Raises
+        ``checkpoint.CheckpointFormatError`` for a snapshot of another format (another version of focuscrawl)."""
+        state, policy = checkpoint.load(blob, self._shared_inputs())
         for name in _STATE:
             setattr(self, name, state[name])
         if "classifier" in state:  # the policy's reference came back with it, in the same pickle
@@ -450,16 +365,9 @@ class CrawlEngine:
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def normalize(self, url: str) -> str | None:
-        """A URL as the crawl keeps it (its closure's and its selections' key): ``normalize_url``, then the URL
-        hygiene of the defences when it is on. None for a URL that is not http(s)."""
+        """A URL as the crawl keeps it (its closure's and its selections' key): ``normalize_url``, then the
+        defences' rewriting (URL hygiene, URL aliases). None for a URL that is not http(s)."""
         return self.defences.url(normalize_url(url))
-
-    def _canonical(self, page: Page, url: str, final_url: str) -> str | None:
-        """The page's rel=canonical URL as the crawl keeps it, when it names another URL than the page's."""
-        if page.canonical is None:
-            return None
-        canonical = self.normalize(page.canonical)
-        return None if canonical in (None, url, final_url) else canonical
 
     def _discover(self, url: str, parent: str | None, host: str) -> None:
         self.parent[url] = parent
@@ -474,7 +382,7 @@ class CrawlEngine:
             return
         self.fetched.add(url)
         if (url in self.parent and host not in self.capped_hosts and self.pending_per_host[host] > 0
-                and url not in self.defences.skipped):
+                and url not in self.kept_out):
             self.pending_per_host[host] -= 1
             self.frontier_size -= 1
         if counts:
@@ -482,54 +390,56 @@ class CrawlEngine:
             if self.fetches_per_host[host] >= self._limit:
                 self._cap_host(host)
 
-    def _cap_host(self, host: str) -> None:
+    def _cap_host(self, host: str) -> list[str]:
+        """Close ``host``; the URLs of the selections the defences held for it, dropped as its pending ones are."""
         if host in self.capped_hosts:
-            return
+            return []
         self.capped_hosts.add(host)
         self.frontier_size -= self.pending_per_host.pop(host, 0)
-        if self.defences.hosts is not None:
-            self.defences.hosts.drop_parked(host)  # a parked selection is dropped as a capped host's selections are
+        dropped = self.defences.host_closed(host)
         self.policy.on_host_capped(host)
+        return dropped
 
     def _pending(self, keep: Callable[[str], bool]) -> list[str]:
-        """Discovered URLs not fetched, not in flight, not skipped before, on open hosts, for which ``keep`` holds."""
-        skipped, fetched, in_flight, capped = self.defences.skipped, self.fetched, self._in_flight, self.capped_hosts
-        return [url for url in self.parent if url not in fetched and url not in skipped and url not in in_flight
+        """Discovered URLs not fetched, not in flight, not kept out before, on open hosts, for which ``keep`` holds."""
+        kept_out, fetched, in_flight, capped = self.kept_out, self.fetched, self._in_flight, self.capped_hosts
+        return [url for url in self.parent if url not in fetched and url not in kept_out and url not in in_flight
                 and keep(url) and site_of(url) not in capped]
 
-    def _close_host(self, host: str, skipped: list[tuple[str, str]], why: str) -> None:
-        """A failing host or a link farm is closed as a capped host is; its pending and parked URLs are listed as
-        skipped, with ``why``."""
-        hosts = self.defences.hosts
-        parked = [selection.url for selection, _ in hosts.parked.get(host, ())] if hosts is not None else []
+    # -- what the defences ask of the crawl (pipeline.Crawl) -----------------------------------------
+    def known(self, url: str) -> bool:
+        return url in self.parent or url in self.fetched or url in self._in_flight
+
+    def askable(self, url: str) -> bool:
+        return (url not in self.fetched and url not in self._in_flight and url not in self.parent
+                and site_of(url) not in self.capped_hosts and self.scope.allows(url, 0)
+                and (self.owns is None or self.owns(url)))
+
+    def depth_of(self, url: str) -> int:
+        return self.depth.get(url, 0)
+
+    def join(self, fetch: Fetch, url: str) -> None:
+        if url not in self.fetched and url not in self._in_flight:
+            self._mark_fetched(url, site_of(url), counts=False)
+            fetch.joined.append(url)
+
+    def close_host(self, host: str, why: str) -> list[tuple[str, str]]:
+        """A failing host or a link farm is closed as a capped host is; its pending and held URLs, with ``why``."""
         pending = self._pending(lambda url: site_of(url) == host)
-        skipped.extend((url, why) for url in dict.fromkeys(pending + parked))
-        self._cap_host(host)
+        return [(url, why) for url in dict.fromkeys(pending + self._cap_host(host))]
 
-    def _merge_aliases(self, skipped: list[tuple[str, str]]) -> None:
-        """A URL rule came into use: pending URLs it rewrites to a URL fetched, in flight or pending leave the
-        frontier, listed as duplicates of it."""
-        aliases = self.defences.aliases
-        assert aliases is not None
-        for url in self._pending(lambda url: aliases.rewrite(url) != url):
-            alias = aliases.rewrite(url)
-            if alias in self.parent or alias in self.fetched or alias in self._in_flight:
-                self._leave_frontier(url)
-                skipped.append((url, duplicate_of(alias)))
-
-    def _leave_frontier(self, url: str) -> None:
-        self.defences.skipped.add(url)
-        host = site_of(url)
-        if self.pending_per_host[host] > 0:
-            self.pending_per_host[host] -= 1
-            self.frontier_size -= 1
-
-    def _close_patterns(self, patterns: list[str], skipped: list[tuple[str, str]]) -> None:
-        """Trap patterns lost their allowance: their pending URLs leave the frontier, listed as skipped."""
-        closed = set(patterns)
-        for url in self._pending(lambda url: not closed.isdisjoint(url_patterns(url))):
-            self._leave_frontier(url)
-            skipped.append((url, TRAP_PATTERN))
+    def drop_pending(self, why: Callable[[str], str]) -> list[tuple[str, str]]:
+        dropped = []
+        for url in self._pending(lambda url: True):
+            reason = why(url)
+            if reason:
+                self.kept_out.add(url)
+                host = site_of(url)
+                if self.pending_per_host[host] > 0:
+                    self.pending_per_host[host] -= 1
+                    self.frontier_size -= 1
+                dropped.append((url, reason))
+        return dropped
 
     def _update_cap(self, next_step: int) -> None:
         limit = self.cap.limit(next_step, self.budget)
@@ -551,13 +461,14 @@ class CrawlEngine:
             out.append((url, link.anchor))
         return out
 
-    def _fresh(self, candidates: list[tuple[str, str]], depth: int) -> Iterator[str]:
+    def fresh(self, candidates: list[tuple[str, str]], depth: int) -> Iterator[str]:
         """The candidates that would enter the frontier as URLs never discovered before."""
         for url, _ in candidates:
             if url in self.parent or (self.owns is not None and not self.owns(url)):
                 continue
             host = site_of(url)
-            if host not in self.capped_hosts and not self.defences.shut(url, host) and self.scope.allows(url, depth):
+            if (host not in self.capped_hosts and not self.defences.refuse(url, host, self)
+                    and self.scope.allows(url, depth)):
                 yield url
 
     def _new_links(self, parent: str, candidates: list[tuple[str, str]], foreign: list[tuple[str, str]],
@@ -574,11 +485,11 @@ class CrawlEngine:
                         break
                 continue
             host = site_of(url)
-            shut = self.defences.shut(url, host)
-            if shut:
-                if url not in self.defences.skipped:  # listed once, where it was first kept out
-                    self.defences.skipped.add(url)
-                    skipped.append((url, shut))
+            refused = self.defences.refuse(url, host, self)
+            if refused:
+                if url not in self.kept_out:  # listed once, where it was first kept out
+                    self.kept_out.add(url)
+                    skipped.append((url, refused))
                 continue
             if host in self.capped_hosts:
                 continue
@@ -593,54 +504,8 @@ class CrawlEngine:
         return links
 
 
-# Types the pickler saves without looking at a dispatch table: a shared input of one of these could not be written as
-# a reference through the table, and is written through ``persistent_id`` instead.
-_UNDISPATCHED = (type(None), bool, int, float, complex, str, bytes, bytearray, tuple, list, dict, set, frozenset, type)
+def _not_held_back(ready: Ready, defences: Defences, step: int) -> Ready:
+    """``ready``, and a host the defences hold back at ``step`` (one backing off) is not."""
+    return lambda host: ready(host) and not defences.holds_back(host, step)
 
 
-def _not_backing_off(ready: Ready, hosts: HostHealth, step: int) -> Ready:
-    """``ready``, and a host the failing-host defence holds back at ``step`` is not."""
-    return lambda host: ready(host) and not hosts.waiting(host, step)
-
-
-def _shared_input(index: int) -> object:
-    """What a checkpoint names a shared input by; ``_InputsUnpickler`` answers it with the live object."""
-    raise pickle.UnpicklingError("a checkpoint's shared inputs are read by the engine's unpickler only")
-
-
-class _InputsPickler(pickle.Pickler):
-    """Writes the crawl's shared inputs as references (their index) instead of their contents.
-
-    Through the dispatch table of the inputs' types, not ``persistent_id``: that is a Python call for every object
-    of the checkpoint (each frontier URL and number among them), which made it most of a checkpoint's time."""
-
-    def __init__(self, file, inputs: list[object]):
-        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        ids = {id(obj): i for i, obj in enumerate(inputs) if obj is not None}
-        if any(isinstance(obj, _UNDISPATCHED) for obj in inputs if obj is not None):
-            self.persistent_id = lambda obj: ids.get(id(obj))
-            return
-        table = copyreg.dispatch_table.copy()
-        for kind in {type(obj) for obj in inputs if obj is not None}:
-            def reduce(obj, fallback=table.get(kind)):
-                index = ids.get(id(obj))
-                if index is not None:
-                    return _shared_input, (index,)
-                return fallback(obj) if fallback is not None else obj.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
-
-            table[kind] = reduce
-        self.dispatch_table = table
-
-
-class _InputsUnpickler(pickle.Unpickler):
-    def __init__(self, file, inputs: list[object]):
-        super().__init__(file)
-        self._inputs = inputs
-
-    def persistent_load(self, pid):  # checkpoints written before the dispatch table
-        return self._inputs[pid]
-
-    def find_class(self, module: str, name: str):
-        if module == __name__ and name == "_shared_input":
-            return self._inputs.__getitem__
-        return super().find_class(module, name)

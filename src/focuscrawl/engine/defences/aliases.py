@@ -33,6 +33,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from focuscrawl.engine.defences.pipeline import DUPLICATE, SOFT_404, Crawl, Defence, Fetch, duplicate_of
+
 _MAX_TAIL = 20  # characters of a tail rule's tail: "index.html", "/", "default.aspx"; a longer one is another page
 
 
@@ -76,8 +78,10 @@ def rule_of(copy: str, original: str) -> tuple[str, tuple] | None:
     return "tail", (a.netloc, _kind(short), copy_tail, original_tail)
 
 
-class UrlAliases:
+class UrlAliases(Defence):
     """The rules seen (with their support) and those in use; rewriting a URL with the rules in use."""
+
+    name = "url_aliases"
 
     def __init__(self, settings: UrlAliasSettings):
         self.settings = settings
@@ -86,9 +90,6 @@ class UrlAliases:
         self.tails: dict[str, list[TailRule]] = {}  # netloc -> its tail rules in use
         self.rewritten: dict[str, HostRule] = {}  # URL made by a host alias -> the host form it was rewritten from
         self.retired: set[frozenset[HostRule]] = set()  # host aliases a not-found page disproved
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update({"rewritten": {}, "retired": set()} | state)  # a checkpoint from before retiring
 
     def learn(self, copy: str, original: str) -> bool:
         """Count the rule a confirmed copy shows; True when that puts a new rule in use."""
@@ -146,3 +147,20 @@ class UrlAliases:
             return False
         self.retired.add(frozenset((source, self.hosts.pop(source))))
         return True
+
+    # -- its hooks besides ``rewrite`` ---------------------------------------------------------------
+    def refuse(self, url: str, host: str, crawl: Crawl) -> str:
+        return DUPLICATE + self.rewrite(url) if url in crawl.kept_out else ""  # pending when a rule named its alias
+
+    def inspect(self, fetch: Fetch, crawl: Crawl) -> None:
+        """A not-found page retires the host alias that made its URL; a copy the defences above found teaches a
+        rule, and when it comes into use the pending URLs it rewrites to a URL met leave the frontier."""
+        if fetch.verdict == SOFT_404 or fetch.page.status in (404, 410):
+            self.not_found(fetch.url)
+        verdict = fetch.verdict
+        if fetch.hidden and verdict.startswith(DUPLICATE) and self.learn(fetch.final_url, verdict[len(DUPLICATE):]):
+            fetch.skipped.extend(crawl.drop_pending(lambda url: self._alias_met(url, crawl)))
+
+    def _alias_met(self, url: str, crawl: Crawl) -> str:
+        alias = self.rewrite(url)
+        return duplicate_of(alias) if alias != url and crawl.known(alias) else ""

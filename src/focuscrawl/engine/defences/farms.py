@@ -38,6 +38,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from focuscrawl.engine.defences.pipeline import LINK_FARM, Crawl, Defence, Fetch
 from focuscrawl.topic.text import words
 from focuscrawl.urls import site_of
 
@@ -77,9 +78,11 @@ def short_word_share(text: str, min_words: int) -> float | None:
     return sum(len(token) <= 3 for token in tokens) / len(tokens)
 
 
-class LinkFarms:
+class LinkFarms(Defence):
     """Per host, the pages judged and those stuffed, and the hosts its stuffed pages link to; the hosts closed as
     farms and the suspects (hosts a closed farm links to)."""
+
+    name = "link_farms"
 
     def __init__(self, settings: LinkFarmSettings):
         self.settings = settings
@@ -121,8 +124,18 @@ class LinkFarms:
                 closed.append(suspect)
         return closed
 
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update({"linked": {}, "suspects": set(), "cleared": set()} | state)  # a checkpoint from before
+    def refuse(self, url: str, host: str, crawl: Crawl) -> str:
+        return LINK_FARM if host in self.closed else ""
+
+    def review(self, fetch: Fetch, crawl: Crawl) -> None:
+        """A page with no verdict yet is read; the farms it closes are closed as failing hosts are."""
+        if fetch.own or not fetch.page.ok or fetch.verdict:
+            return
+        farms = self.record(fetch.host, fetch.page.text, (url for url, _ in fetch.links))  # read if stuffed
+        for farm in farms:
+            fetch.skipped.extend(crawl.close_host(farm, LINK_FARM))
+        if fetch.host in farms:
+            fetch.reject(LINK_FARM)
 
     def _is_farm(self, host: str) -> bool:
         min_pages = self.settings.suspect_min_pages if host in self.suspects else self.settings.min_pages

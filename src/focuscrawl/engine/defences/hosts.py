@@ -17,6 +17,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from focuscrawl.engine.defences.pipeline import HOST_FAILING, Crawl, Defence, Fetch
 from focuscrawl.types import Page, Selection
 
 # What the crawler refused itself (robots.txt, an unusable or refused URL or address): not the host failing.
@@ -44,8 +45,10 @@ def is_failure(page: Page) -> bool:
     return page.status == 0 and not page.error.strip().lower().startswith(_OWN_REFUSALS)
 
 
-class HostHealth:
+class HostHealth(Defence):
     """Consecutive failures per host, the hosts backing off (until which step), closed hosts, parked selections."""
+
+    name = "host_health"
 
     def __init__(self, settings: HostHealthSettings):
         self.settings = settings
@@ -77,9 +80,6 @@ class HostHealth:
         """Whether ``host`` is backing off at ``step``."""
         return self.until.get(host, -1) > step
 
-    def park(self, host: str, selection: Selection, select_s: float) -> None:
-        self.parked.setdefault(host, deque()).append((selection, select_s))
-
     def release(self, step: int, anyway: bool = False) -> tuple[Selection, float] | None:
         """A parked selection whose host's back-off is over (``anyway``: the longest parked one regardless), in
         the order hosts were first parked; None when there is none."""
@@ -92,6 +92,29 @@ class HostHealth:
                 return item
         return None
 
-    def drop_parked(self, host: str) -> list[Selection]:
+    # -- its hooks -----------------------------------------------------------------------------
+    def refuse(self, url: str, host: str, crawl: Crawl) -> str:
+        return HOST_FAILING if host in self.closed else ""
+
+    def hold(self, selection: Selection, select_s: float, host: str, step: int) -> bool:
+        """A selection of a host backing off is parked until its back-off ends."""
+        if not self.waiting(host, step):
+            return False
+        self.parked.setdefault(host, deque()).append((selection, select_s))
+        return True
+
+    def holds_back(self, host: str, step: int) -> bool:
+        return self.waiting(host, step)
+
+    def own_selection(self, crawl: Crawl, step: int, anyway: bool) -> tuple[Selection, float] | None:
+        return self.release(step, anyway) if self.parked else None
+
+    def host_closed(self, host: str) -> list[str]:
         """The host is closed (or capped): its parked selections will not be fetched."""
-        return [selection for selection, _ in self.parked.pop(host, ())]
+        return [selection.url for selection, _ in self.parked.pop(host, ())]
+
+    def review(self, fetch: Fetch, crawl: Crawl) -> None:
+        """Every fetch counts, a defence's own too; the one that closes the host is hidden whatever else it is."""
+        if self.record(fetch.host, fetch.page, fetch.step):
+            fetch.verdict, fetch.hidden = fetch.verdict or HOST_FAILING, True
+            fetch.skipped.extend(crawl.close_host(fetch.host, HOST_FAILING))

@@ -24,6 +24,11 @@ from urllib.parse import urlsplit
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from focuscrawl.engine.defences.duplicates import NearDuplicateSettings, page_shingles, signature, similarity, url_words
+from focuscrawl.engine.defences.pipeline import PROBE, SOFT_404, Crawl, Defence, Fetch
+from focuscrawl.types import Page, Selection
+from focuscrawl.urls import site_of
+
 _ERROR_PAGE = re.compile(
     r"\b(?:404|not found|page (?:you requested |you are looking for )?(?:cannot|could not|can't|was not) be found"
     r"|(?:no longer|does not|doesn't) exist|page unavailable|error 404)\b", re.IGNORECASE)
@@ -51,12 +56,16 @@ def looks_like_error_page(title: str, text: str) -> bool:
     return len(text) < _SHORT_TEXT and bool(_ERROR_PAGE.search(text[:300]))
 
 
-class Soft404:
+class Soft404(Defence):
     """Probes asked for and in flight, and each probed host's not-found page signature (None: it answers 404)."""
 
-    def __init__(self, settings: Soft404Settings, seed: int):
+    name = "soft_404"
+    reads_text = True
+
+    def __init__(self, settings: Soft404Settings, seed: int, reading: NearDuplicateSettings):
         self.settings = settings
         self.seed = seed
+        self.reading = reading  # how a page's text is read (the near-duplicates' reading)
         self.queued: deque[str] = deque()      # probe URLs to fetch next
         self.probe_host: dict[str, str] = {}   # probe URL -> host (site_of), from asked until answered
         self.probed: set[str] = set()          # hosts asked about (probe queued or answered)
@@ -76,10 +85,49 @@ class Soft404:
             self.queued.append(probe)
             self.probe_host[probe] = host
 
-    def is_probe(self, url: str) -> bool:
-        return url in self.probe_host
-
     def answered(self, url: str, signature: np.ndarray | None, ok: bool) -> None:
         """The probe came back: a 2xx answer with a text makes its host a soft-404 host."""
         host = self.probe_host.pop(url)
         self.not_found[host] = signature if ok else None
+
+    # -- its hooks -----------------------------------------------------------------------------
+    def is_own(self, url: str) -> bool:
+        return url in self.probe_host
+
+    def own_selection(self, crawl: Crawl, step: int, anyway: bool) -> tuple[Selection, float] | None:
+        """The next probe that can still be asked (one the crawl met meanwhile cannot: its host stays unprobed)."""
+        while self.queued:
+            url = self.queued.popleft()
+            if not crawl.askable(url):
+                self.probe_host.pop(url, None)
+                continue
+            return Selection(url, None, f"not the strategy's: a path {site_of(url)} cannot have, to learn whether it "
+                                        "answers missing pages with a page (a soft 404)"), 0.0
+        return None
+
+    def inspect(self, fetch: Fetch, crawl: Crawl) -> None:
+        """A probe's answer is the host's not-found page; a page like it is a soft 404."""
+        if self.is_own(fetch.url):
+            fetch.verdict, fetch.hidden = PROBE, True
+            page = fetch.page
+            ok = page.ok and (page.final_url or fetch.url) == fetch.url  # a redirect elsewhere is no not-found page
+            self.answered(fetch.url, self._signature(page, fetch.url) if ok else None, ok)
+            return
+        known = self.not_found.get(fetch.host)
+        if fetch.verdict or known is None or fetch.text is None:
+            return
+        own = self._signature(fetch.page, fetch.final_url)
+        if own is not None and similarity(own, known) >= self.settings.threshold:
+            fetch.reject(SOFT_404)
+
+    def passed(self, fetch: Fetch, crawl: Crawl) -> None:
+        """A page that reads like an error page gives cause to probe its host."""
+        if fetch.text is not None and looks_like_error_page(fetch.page.title, fetch.page.text):
+            self.ask(fetch.host, self.probe_url(fetch.final_url))
+
+    def _signature(self, page: Page, url: str) -> np.ndarray | None:
+        """The page's signature without the words of its own URL's path (which error pages echo)."""
+        runs = page_shingles(page.title, page.text, self.reading, url_words(url))
+        if not len(runs):
+            return None
+        return signature(runs, self.reading.num_perm)

@@ -43,6 +43,8 @@ from urllib.parse import parse_qsl, urlsplit
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from focuscrawl.engine.defences.pipeline import TRAP_PATTERN, Crawl, Defence, Fetch
+
 _DIGITS = re.compile(r"\d+")
 _HEX_ID = re.compile(r"^(?=[^/]*\d)[0-9a-fA-F-]{16,}$")
 _SAMPLE = 16  # one shingle in 16 is remembered: about 60 of a 1,000-word page
@@ -85,11 +87,14 @@ def url_patterns(url: str) -> tuple[str, ...]:
     return (f"{base}?{'&'.join(keys)}", f"{base}?*")
 
 
-class TrapPatterns:
+class TrapPatterns(Defence):
     """Pages and new yields per pattern, the closed patterns, and the text seen so far (a Bloom filter).
 
     The URLs pending under a pattern are not kept here: the engine finds them among its discovered URLs when the
     pattern closes, which happens a few times a crawl, rather than holding a list per pattern for every URL."""
+
+    name = "traps"
+    reads_text = True
 
     def __init__(self, settings: TrapSettings, budget: int, min_shingles: int = 1):
         self.settings = settings
@@ -141,6 +146,26 @@ class TrapPatterns:
                 self.closed.add(pattern)
                 closed.append(pattern)
         return closed
+
+    # -- its hooks -----------------------------------------------------------------------------
+    def refuse(self, url: str, host: str, crawl: Crawl) -> str:
+        return TRAP_PATTERN if self.is_closed(url) else ""
+
+    def review(self, fetch: Fetch, crawl: Crawl) -> None:
+        """Count the page (2xx, not a defence's own) under its patterns; a pattern it closes takes its pending URLs
+        out of the frontier, and the page that showed it yields nothing new: no reward, no links."""
+        if fetch.own or not fetch.page.ok:
+            return
+        text = fetch.text
+        fresh = crawl.fresh(fetch.links, crawl.depth_of(fetch.url) + 1)  # lazily: the first way out decides
+        new = not fetch.verdict and self.yields_new(fetch.url, fresh, fetch.rewarded, text)
+        if text is not None:
+            self.remember(text)
+        closed = set(self.record(fetch.url, new))
+        if closed:
+            fetch.skipped.extend(crawl.drop_pending(
+                lambda url: TRAP_PATTERN if not closed.isdisjoint(url_patterns(url)) else ""))
+            fetch.reject(TRAP_PATTERN)
 
     def _floor(self, fetches: int, others_new: int, others: int) -> float:
         """The share of new pages a pattern must keep: ``min_new_share``, or ``relative_share`` of the rest of the
