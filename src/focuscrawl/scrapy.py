@@ -73,6 +73,7 @@ from focuscrawl.builder import Classifiers, StrategyPlan, build_crawl
 from focuscrawl.config import RunSettings, describe_validation_error, load_config
 from focuscrawl.crawl.inputs import read_hosts_map
 from focuscrawl.engine import CrawlEngine
+from focuscrawl.engine.checkpoint import FORMAT as CHECKPOINT_FORMAT
 from focuscrawl.engine.engine import REWARD_THRESHOLD
 from focuscrawl.extras import MissingExtra
 from focuscrawl.http.fetcher import followable, page_from_body
@@ -90,7 +91,9 @@ HELD = "focuscrawl_held"
 NOT_SEED = "focuscrawl_not_seed"
 STATE_FILE = "focuscrawl.state"
 REFUSED = "focuscrawl_bad_settings"  # the finish reason of a spider closed for a mistake in the settings
-STATE_VERSION = 1
+# This file's layout, and the format of the engine checkpoint inside it: a JOBDIR has no log to replay, so a
+# checkpoint of another format is refused as another version's JOBDIR.
+STATE_VERSION = (2, CHECKPOINT_FORMAT)
 SETTINGS = {
     "FOCUSCRAWL_TOPIC": "the topic directory (required)",
     "FOCUSCRAWL_STRATEGY": "strategy or preset (default adaptive)",
