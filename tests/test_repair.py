@@ -10,8 +10,8 @@ import pytest
 from focuscrawl.bench.protocol import init_from_web
 from focuscrawl.cli.main import main
 from focuscrawl.crawl import Crawler
+from focuscrawl.storage.failures import StoreDamagedError
 from focuscrawl.storage.repair import repair_run_folder
-from focuscrawl.storage.state import StoreDamagedError
 from focuscrawl.webs import embedded_web_dir
 
 

@@ -15,7 +15,8 @@ from focuscrawl.bench.protocol import TopicError
 from focuscrawl.config import describe_validation_error
 from focuscrawl.crawl import ResumeError
 from focuscrawl.extras import MissingExtra
-from focuscrawl.storage.state import StoreDamagedError, StoreVersionError
+from focuscrawl.storage.failures import MachineError, StoreDamagedError
+from focuscrawl.storage.state import StoreVersionError
 from focuscrawl.webs.store import WebFormatError
 
 console = Console(stderr=True)
@@ -30,16 +31,24 @@ USER_ERRORS: tuple[type[BaseException], ...] = (TopicError, WebFormatError, Resu
 T = TypeVar("T")
 
 
-def fail(message: str) -> NoReturn:
+# The exit status of a machine's failure (a full disk, a read-only folder, ...): sysexits' EX_TEMPFAIL, "try again
+# later", so that a script can tell it from a mistake and re-run the command once the machine is mended.
+MACHINE_FAILURE = 75
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
     # escaped: a message may hold brackets (a URL, "focuscrawl[neural]") that rich would read as markup
     console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
-    raise typer.Exit(2)
+    raise typer.Exit(code)
 
 
 def run(action: Callable[[], T]) -> T:
-    """``action()``, with a user error reported as one line and exit status 2."""
+    """``action()``, with a user error reported as one line and exit status 2, a machine's failure as one line and
+    ``MACHINE_FAILURE``."""
     try:
         return action()
+    except MachineError as exc:
+        fail(str(exc), MACHINE_FAILURE)
     except ValidationError as exc:
         fail(describe_validation_error(exc))
     except UnicodeDecodeError as exc:  # a file given as text that is not (the reader names the file where it can)

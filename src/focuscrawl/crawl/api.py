@@ -29,7 +29,7 @@ from focuscrawl.crawl.inputs import CrawlInputs
 from focuscrawl.crawl.open_run import OpenRun, open_run
 from focuscrawl.crawl.run_folder import Outputs, RunFolder
 from focuscrawl.storage import STATE_FILE, StepRecord
-from focuscrawl.storage.state import StoreDamagedError, damage_message
+from focuscrawl.storage.failures import MachineError, StoreDamagedError, store_failure
 
 
 def open_crawler(config: CrawlConfig) -> BaseCrawler:
@@ -49,6 +49,7 @@ class Crawler(BaseCrawler):
         self._driver: CrawlDriver | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.repaired: dict[str, int] = {}
+        self._steps_known = False  # whether stats.steps counts the folder's pages yet (they are read on open)
 
     @classmethod
     def resume(cls, out: str | Path, *, fetcher: Fetcher | None = None, **overrides) -> Crawler:
@@ -86,12 +87,25 @@ class Crawler(BaseCrawler):
 
     # -- the run ------------------------------------------------------------------------------------
     async def run(self) -> AsyncIterator[StepRecord]:
-        """Start or resume the crawl and yield each page once it is committed to the run folder."""
-        config = self.config
+        """Start or resume the crawl and yield each page once it is committed to the run folder.
+
+        The machine's failures (a full disk, a read-only folder, a lost lock, memory running out) stop it with a
+        ``MachineError``, a damaged store with ``StoreDamagedError``: each one line naming the cause and the way on
+        (``storage.failures``). What was committed stays, and the same crawl again resumes from it."""
         inputs = self.check()  # before the folder is made, so that a mistyped command leaves nothing behind
+        self._steps_known = False
+        try:
+            async with aclosing(self._run(inputs)) as steps:
+                async for record in steps:
+                    yield record
+        except (sqlite3.DatabaseError, OSError, MemoryError) as exc:
+            raise store_failure(exc, self.out / STATE_FILE, self.stats.steps if self._steps_known else None) from None
+
+    async def _run(self, inputs: CrawlInputs) -> AsyncIterator[StepRecord]:
+        config = self.config
         started = time.monotonic()
         opened: OpenRun | None = None
-        damaged = False
+        failed = False
         with RunFolder(self.out) as folder:
             try:
                 opened = open_run(folder, config, inputs, fetcher=self._fetcher)
@@ -101,39 +115,47 @@ class Crawler(BaseCrawler):
                 self.stats = RunStats(steps=resumed, resumed_steps=resumed, relevant=outputs.harvest.relevant,
                                       relevant_domains=len(outputs.harvest.domains), errors=store.error_count(),
                                       frontier_size=opened.engine.frontier_size)
+                self._steps_known = True
                 self._driver = CrawlDriver(opened.engine, opened.fetcher, store, outputs.pages, outputs.harvest,
                                            outputs.warc, concurrency=config.concurrency,
-                                           checkpoint_every=config.checkpoint_every)
+                                           checkpoint_every=config.checkpoint_every,
+                                           before_commit=lambda: folder.check_lock(self.stats.steps))
                 if self._stop_requested:
                     self._driver.stop(self._stop_requested > 1)
                 async with aclosing(self._driver.run()) as steps:
                     async for record in steps:
                         self._count(record, outputs)
                         yield record
-            except sqlite3.DatabaseError as exc:
-                damaged = True
-                raise StoreDamagedError(damage_message(self.out / STATE_FILE, str(exc))) from None
+            except (sqlite3.DatabaseError, OSError, MemoryError, MachineError, StoreDamagedError):
+                failed = True  # the folder may take no summary now (its disk is full, ...): the next run writes it
+                raise
             finally:
                 if self._driver is not None:
                     self._driver.stop(immediate=True)
                 if opened is not None:
-                    await self._close(folder, opened, started, report=not damaged)
+                    await self._close(folder, opened, started, report=not failed)
                 self._driver = None
 
     async def _close(self, folder: RunFolder, opened: OpenRun, started: float, report: bool) -> None:
-        """Close the run; with ``report`` (its store readable), write its summary (and plot) first."""
-        opened.outputs.close()
-        if self._fetcher is None:  # ours, not the caller's
-            await opened.fetcher.aclose()
-        if report:
-            s = self.stats
-            self.summary = self._summary(
-                steps=opened.store.step_count(), resumed_steps=s.resumed_steps, relevant=s.relevant,
-                relevant_domains=s.relevant_domains, errors=s.errors, frontier_size=opened.engine.frontier_size,
-                elapsed_s=time.monotonic() - started)
-            folder.write_summary(self.summary, f"{self.config.strategy}: {self.summary.steps} pages"
-                                 if self.config.plot else None)
-        opened.store.close()
+        """Close the run; with ``report`` (it did not fail), write its summary (and plot) first."""
+        try:
+            try:
+                opened.outputs.close()
+            except OSError:
+                if report:
+                    raise  # else a failed run's files may not take their last bytes: resuming mends them
+            if self._fetcher is None:  # ours, not the caller's
+                await opened.fetcher.aclose()
+            if report:
+                s = self.stats
+                self.summary = self._summary(
+                    steps=opened.store.step_count(), resumed_steps=s.resumed_steps, relevant=s.relevant,
+                    relevant_domains=s.relevant_domains, errors=s.errors, frontier_size=opened.engine.frontier_size,
+                    elapsed_s=time.monotonic() - started)
+                folder.write_summary(self.summary, f"{self.config.strategy}: {self.summary.steps} pages"
+                                     if self.config.plot else None)
+        finally:
+            opened.store.close()
 
     def _count(self, record: StepRecord, outputs: Outputs) -> None:
         s = self.stats

@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Protocol
 
 from focuscrawl.engine import CrawlEngine
@@ -74,6 +74,7 @@ class CrawlDriver:
         *,
         concurrency: int = 8,
         checkpoint_every: int = 0,
+        before_commit: Callable[[], None] | None = None,
     ):
         self.engine = engine
         self.fetcher = fetcher
@@ -83,6 +84,7 @@ class CrawlDriver:
         self.warc = warc
         self.concurrency = max(1, concurrency)
         self.checkpoint_every = checkpoint_every
+        self.before_commit = before_commit  # raises to keep a step from being committed (a lost lock)
         self.pending: dict[asyncio.Task, tuple[int, str]] = {}
         self.stopping = False
         self.stopped_at_once = False
@@ -269,6 +271,8 @@ class CrawlDriver:
         record = StepRecord.of(event, page, fetch_s, time.time())
         if self.warc is not None:
             record.warc_end = self.warc.write(url, page, result)
+        if self.before_commit is not None:
+            self.before_commit()
         self.store.commit_step(record, self._checkpoint(event.step), self._outbox(event.step))
         self.pages.write(record)
         self.harvest.append(record.step, record.fetched_at, record.reward, record.host, record.frontier_size)

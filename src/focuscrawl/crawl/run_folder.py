@@ -5,7 +5,8 @@
     model.pkl       the trained relevance classifier, so a resumed crawl scores pages exactly as before
     pages.jsonl, harvest.csv, crawl.warc.gz     derived from the store, repaired against it on open
     summary.json, harvest.png                   the final report
-    .lock           held while a crawl runs (an flock: a killed process releases it)
+    .lock           held while a crawl runs (an flock: a killed process releases it); a crawl that finds it
+                    removed or replaced stops (``check_lock``), since another crawl may have taken the folder
 
 A distributed crawl (``--workers N``) keeps one such folder per shard in ``shards/K/`` (its own store,
 lock and derived files) and, at the top, the config, the classifier, ``distributed.json`` (N) and the
@@ -34,10 +35,10 @@ from focuscrawl.storage import (
     WarcOutput,
     repair_pages,
 )
+from focuscrawl.storage.failures import MachineError, StoreDamagedError, store_failure
 from focuscrawl.storage.harvest import plot_harvest_csv
 from focuscrawl.storage.layout import DISTRIBUTED_FILE, is_distributed
 from focuscrawl.storage.repair import RepairReport, check_store, repair_run_folder
-from focuscrawl.storage.state import StoreDamagedError
 from focuscrawl.topic.models import ModelOptions, train_relevance_model
 from focuscrawl.types import RelevanceModel, TopicInputs
 
@@ -85,8 +86,11 @@ class RunFolder:
         self._lock = None
 
     def __enter__(self) -> RunFolder:
-        self.path.mkdir(parents=True, exist_ok=True)
-        fh = open(self.path / LOCK_FILE, "w")
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            fh = open(self.path / LOCK_FILE, "w")
+        except OSError as exc:  # a read-only folder, a full disk: said as such
+            raise store_failure(exc, self.path / STATE_FILE) from None
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -101,6 +105,18 @@ class RunFolder:
         if self._lock is not None:
             self._lock.close()  # closing releases the flock
             self._lock = None
+
+    def check_lock(self, steps: int | None = None) -> None:
+        """Raise ``MachineError`` when the lock file is no longer the one this folder locked (removed, or replaced
+        and maybe locked by another crawl): a crawl goes on writing only while the folder is its own."""
+        try:
+            held = os.fstat(self._lock.fileno())
+            now = os.stat(self.path / LOCK_FILE)
+            if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+                return
+        except (OSError, AttributeError):  # removed, or never taken
+            pass
+        raise MachineError("lock lost", self.path, steps=steps)
 
     def open_store(self, identity: dict, **meta) -> StateStore:
         """The state store; a new one records ``identity``, an existing one must have been made with it (and be

@@ -15,14 +15,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from focuscrawl.storage.failures import StoreDamagedError, damage_message
 from focuscrawl.storage.state import (
     ADDED_COLUMNS,
     SCHEMA_VERSION,
     STEP_COLUMNS,
     StepRecord,
-    StoreDamagedError,
     StoreVersionError,
-    damage_message,
     step_from_row,
 )
 

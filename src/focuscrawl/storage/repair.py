@@ -18,7 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from focuscrawl.storage.state import STATE_FILE, StateStore, StoreDamagedError, damage_message
+from focuscrawl.storage.failures import StoreDamagedError, damage_message, store_failure
+from focuscrawl.storage.state import STATE_FILE, StateStore
 
 DERIVED = ("pages.jsonl", "harvest.csv")
 
@@ -47,8 +48,8 @@ def check_store(path: Path) -> None:
             result = db.execute("PRAGMA quick_check").fetchone()
         finally:
             db.close()
-    except sqlite3.DatabaseError as exc:
-        raise StoreDamagedError(damage_message(path, str(exc))) from None
+    except sqlite3.DatabaseError as exc:  # damage, or the machine's (a read-only folder, a failing disk)
+        raise store_failure(exc, path) from None
     if result is None or result[0] != "ok":
         raise StoreDamagedError(damage_message(path, str(result[0]) if result else "no answer"))
 

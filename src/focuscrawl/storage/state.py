@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from focuscrawl.storage.failures import store_failure
 from focuscrawl.types import Link, Page, StepEvent
 
 STATE_FILE = "state.sqlite"
@@ -156,15 +157,6 @@ class StoreVersionError(RuntimeError):
     """The state store was written by another version of focuscrawl."""
 
 
-class StoreDamagedError(RuntimeError):
-    """The crawl-state store cannot be read; ``focuscrawl crawl --repair`` salvages what it can."""
-
-
-def damage_message(path: Path, detail: str) -> str:
-    return (f"{path} is damaged ({detail.splitlines()[0] if detail else 'unreadable'}); run the same "
-            f"crawl command with --repair to keep what can be read, or start a new run folder")
-
-
 class StateStore:
     """Crawl state in ``<run>/state.sqlite``. Single writer: the crawl holds the run folder's lock."""
 
@@ -180,9 +172,9 @@ class StateStore:
             self.db.executescript(SCHEMA)
             self._add_columns()
             version = self.get_meta("schema_version")
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.DatabaseError as exc:  # damage, or the machine's (a full disk, a read-only folder)
             self.db.close()
-            raise StoreDamagedError(damage_message(self.path, str(exc))) from None
+            raise store_failure(exc, self.path) from None
         if version not in (None, SCHEMA_VERSION):
             self.db.close()
             raise StoreVersionError(f"{self.path} was written by another focuscrawl version (store format "
