@@ -139,7 +139,7 @@ class CachingResolver(AbstractResolver):
         override = self.overrides.get(host)
         if override is not None:
             return self._filter(host, [override[0]])
-        if _is_ip(host):
+        if is_ip(host):
             return self._filter(host, [host])
         entry = self._cache.get(host)
         now = time.monotonic()
@@ -213,7 +213,7 @@ class CachingResolver(AbstractResolver):
         self._cache.clear()
 
 
-def _is_ip(host: str) -> bool:
+def is_ip(host: str) -> bool:
     try:
         ipaddress.ip_address(host)
     except ValueError:
