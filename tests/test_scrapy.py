@@ -135,7 +135,7 @@ def crawl(tmp_path: Path, served, topic: Path, *settings: str,
     argv = [sys.executable, "-m", "scrapy", "runspider", str(spider),
             "-s", "ADDONS={\"focuscrawl.scrapy.FocusedCrawl\": 0}",
             "-s", f"FOCUSCRAWL_TOPIC={topic}", "-s", f"FOCUSCRAWL_HOSTS_MAP={map_file}",
-            "-s", f"FOCUSCRAWL_PAGES={pages}", "-s", "CONCURRENT_REQUESTS=1", "-s", "ROBOTSTXT_OBEY=True",
+            "-s", f"FOCUSCRAWL_PAGES={pages}", "-s", "CONCURRENT_REQUESTS=1",
             "-s", "TELNETCONSOLE_ENABLED=False", "-s", "LOG_LEVEL=INFO", "-s", "RETRY_ENABLED=False", *settings]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=tmp_path,
                           env={**os.environ, "SEEN": str(tmp_path / f"{name}-seen.jsonl")})
@@ -263,3 +263,104 @@ def test_a_bad_setting_under_scrapy_runspider_is_one_error_line(tmp_path, served
     assert len(errors) == 1 and "focuscrawl: unknown strategy 'nonsense'" in errors[0], proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr and "focuscrawl_bad_settings" in proc.stderr
     assert log == [] and rows == []
+
+
+GUARDED_SPIDER = '''
+import os, scrapy
+
+class Guarded(scrapy.Spider):
+    name = "guarded"
+    start_urls = [os.environ["START"]]
+
+    def parse(self, response):
+        yield {"url": response.url}
+'''
+
+
+@pytest.mark.slow
+def test_the_address_guard_refuses_a_loopback_host_unless_allowed(tmp_path, served, topic):
+    """Without a hosts map the web's loopback address is an address like any other: refused, in one line and a
+    stat, before anything (robots.txt included) is asked of it; FOCUSCRAWL_ALLOW_LOOPBACK lets it through."""
+    map_file, log_file = served
+    start = "http://" + json.loads(map_file.read_text())["wild.test"] + "/"
+    spider = tmp_path / "guarded_spider.py"
+    spider.write_text(GUARDED_SPIDER)
+    argv = [sys.executable, "-m", "scrapy", "runspider", str(spider), "-s", "FOCUSCRAWL_BUDGET=2",
+            "-s", "ADDONS={\"focuscrawl.scrapy.FocusedCrawl\": 0}", "-s", f"FOCUSCRAWL_TOPIC={topic}",
+            "-s", "TELNETCONSOLE_ENABLED=False", "-s", "LOG_LEVEL=INFO", "-s", "RETRY_ENABLED=False"]
+    for allow, reached in (("False", False), ("True", True)):
+        before = len(log_file.read_text().splitlines()) if log_file.exists() else 0
+        proc = subprocess.run([*argv, "-s", f"FOCUSCRAWL_ALLOW_LOOPBACK={allow}"], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path, env={**os.environ, "START": start})
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+        log = [json.loads(line) for line in log_file.read_text().splitlines()[before:]]
+        refusals = [line for line in proc.stderr.splitlines() if f"focuscrawl: refused {start}" in line]
+        if reached:
+            # robots.txt asked first: the add-on's default
+            assert [entry["path"] for entry in log][:2] == ["/robots.txt", "/"] and not refusals, proc.stderr[-3000:]
+        else:
+            assert log == [] and len(refusals) == 1 and "'focuscrawl/refused_address': 1" in proc.stderr, \
+                proc.stderr[-3000:]
+
+
+def test_robots_txt_is_obeyed_unless_the_user_says_otherwise():
+    from scrapy import Spider
+    from scrapy.utils.test import get_crawler
+
+    addon = {"ADDONS": {"focuscrawl.scrapy.FocusedCrawl": 0}}
+
+    class Disobeying(Spider):
+        name = "disobeying"
+        custom_settings = {"ROBOTSTXT_OBEY": False}
+
+    assert get_crawler(Spider, addon).settings.getbool("ROBOTSTXT_OBEY")
+    assert not get_crawler(Spider, {**addon, "ROBOTSTXT_OBEY": False}).settings.getbool("ROBOTSTXT_OBEY")
+    assert not get_crawler(Disobeying, addon).settings.getbool("ROBOTSTXT_OBEY")
+
+
+def test_a_robots_or_address_refusal_is_not_a_host_failure():
+    from scrapy.exceptions import IgnoreRequest
+
+    from focuscrawl.engine.defences.hosts import is_failure
+    from focuscrawl.scrapy import _download_error
+    from focuscrawl.types import Page
+
+    def failure(exception: BaseException) -> bool:
+        return is_failure(Page(url="http://a.test/", final_url="http://a.test/", status=0,
+                               error=_download_error(exception)))
+
+    assert not failure(IgnoreRequest("Forbidden by robots.txt"))
+    assert not failure(IgnoreRequest("refused address: a.test resolves to a refused address (10.0.0.1)"))
+    assert not failure(IgnoreRequest("not a host of the served web: b.test"))
+    assert failure(ConnectionRefusedError("connection refused")) and failure(TimeoutError("timed out"))
+
+
+def test_the_address_guard_checks_dns_answers_and_pins_the_checked_one(monkeypatch):
+    from scrapy import Request, Spider
+    from scrapy.exceptions import IgnoreRequest
+    from scrapy.resolver import dnscache
+    from scrapy.utils.test import get_crawler
+
+    from focuscrawl.scrapy.guard import AddressGuardMiddleware
+
+    answers = {"inside.test": ["2002:c0a8:101::1", "10.0.0.1"], "outside.test": ["2001:db8::1", "93.184.216.34"],
+               "v6only.test": ["2606:4700::1111"]}
+
+    async def fake_getaddrinfo(host, port, **kwargs):
+        return [(10 if ":" in ip else 2, 1, 6, "", (ip, port)) for ip in answers[host]]
+
+    crawler = get_crawler(Spider, {})
+    crawler.stats.open_spider()
+    guard = AddressGuardMiddleware.from_crawler(crawler)
+    guard.pins = True  # as under Scrapy's default resolver
+
+    async def go():
+        monkeypatch.setattr(asyncio.get_running_loop(), "getaddrinfo", fake_getaddrinfo)
+        for url in ("http://inside.test/", "http://[64:ff9b::a00:1]/", "http://v6only.test/"):
+            with pytest.raises(IgnoreRequest, match="refused address"):
+                await guard.process_request(Request(url))
+        await guard.process_request(Request("http://outside.test/"))
+
+    asyncio.run(go())
+    assert dnscache["outside.test"] == "93.184.216.34" and "inside.test" not in dnscache
+    assert crawler.stats.get_value("focuscrawl/refused_address") == 3

@@ -38,9 +38,14 @@ class AddressPolicy:
             addr = ipaddress.ip_address(ip.split("%", 1)[0])
         except ValueError:
             return False
-        # An IPv4-mapped IPv6 address reaches the IPv4 host: judge that one.
-        if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-            addr = addr.ipv4_mapped
+        if isinstance(addr, ipaddress.IPv6Address):
+            embedded = embedded_ipv4(addr)
+            if embedded is not None:
+                # A translation or tunnel address reaches the IPv4 hosts it embeds: judge those.
+                return bool(embedded) and all(self._allows_address(v4) for v4 in embedded)
+        return self._allows_address(addr)
+
+    def _allows_address(self, addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
         if addr.is_loopback:
             return self.allow_loopback
         if addr.is_multicast or addr.is_link_local or addr.is_unspecified or addr.is_reserved:
@@ -49,6 +54,41 @@ class AddressPolicy:
             # is_global is False for shared (CGNAT), documentation and benchmarking ranges too.
             return self.allow_private
         return True
+
+
+_SIXTOFOUR = ipaddress.ip_network("2002::/16")
+_TEREDO = ipaddress.ip_network("2001::/32")
+_NAT64_WELL_KNOWN = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL_USE = ipaddress.ip_network("64:ff9b:1::/48")
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
+def embedded_ipv4(addr: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address] | None:
+    """The IPv4 addresses an IPv6 address reaches through a translator or a tunnel, or None when it is a plain
+    IPv6 address. An empty list: an embedding no address may be contacted through (IPv4-compatible).
+
+    A 6to4 relay, a Teredo relay or a NAT64 gateway on the crawler's network forwards such an address to the
+    IPv4 host inside it, so a DNS answer of ``2002:c0a8:0101::`` would reach 192.168.1.1.
+    """
+    if addr.ipv4_mapped is not None:  # ::ffff:0:0/96
+        return [addr.ipv4_mapped]
+    if addr in _SIXTOFOUR:  # the IPv4 address in bits 16-48
+        return [addr.sixtofour]
+    if addr in _TEREDO:  # the server's IPv4 in bits 32-64, the client's (inverted) in the last 32: both reachable
+        return list(addr.teredo)
+    last32 = ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF)
+    if addr in _NAT64_WELL_KNOWN:  # RFC 6052: the well-known prefix is a /96, the IPv4 in the last 32 bits
+        return [last32]
+    if addr in _NAT64_LOCAL_USE:
+        # A network-specific prefix inside 64:ff9b:1::/48 (RFC 8215) may be /48, /56, /64 or /96 long, each
+        # putting the IPv4 elsewhere (RFC 6052, bits 64-71 skipped): every reading must be allowed.
+        packed = addr.packed
+        return [ipaddress.IPv4Address(packed[6:8] + packed[9:11]), ipaddress.IPv4Address(packed[7:8] + packed[9:12]),
+                ipaddress.IPv4Address(packed[9:13]), last32]
+    if addr in _IPV4_COMPATIBLE and int(addr) > 1:
+        # Deprecated (RFC 4291) and never a legitimate DNS answer; :: and ::1 are judged as themselves.
+        return []
+    return None
 
 
 def parse_host_port(value: str, default_port: int = 80) -> tuple[str, int]:
@@ -99,7 +139,7 @@ class CachingResolver(AbstractResolver):
         override = self.overrides.get(host)
         if override is not None:
             return self._filter(host, [override[0]])
-        if _is_ip(host):
+        if is_ip(host):
             return self._filter(host, [host])
         entry = self._cache.get(host)
         now = time.monotonic()
@@ -173,7 +213,7 @@ class CachingResolver(AbstractResolver):
         self._cache.clear()
 
 
-def _is_ip(host: str) -> bool:
+def is_ip(host: str) -> bool:
     try:
         ipaddress.ip_address(host)
     except ValueError:

@@ -6,9 +6,11 @@
     FOCUSCRAWL_STRATEGY = "adaptive"           # the default
     FOCUSCRAWL_BUDGET = 5000                   # pages the policy chooses (default 1000)
 
-The add-on sets three components, which may also be set by hand: ``SCHEDULER`` = ``FocusedScheduler``, the spider
-middleware ``FocusedSpiderMiddleware`` (order 20) and the downloader middleware ``FocusedDownloaderMiddleware``
-(order 10). The spider keeps its parsing, items, pipelines and Scrapy's politeness (delays, concurrency,
+The add-on sets four components, which may also be set by hand: ``SCHEDULER`` = ``FocusedScheduler``, the spider
+middleware ``FocusedSpiderMiddleware`` (order 20) and the downloader middlewares ``FocusedDownloaderMiddleware``
+(order 10) and ``guard.AddressGuardMiddleware`` (order 60: the crawler's address guard, ``FOCUSCRAWL_ALLOW_LOOPBACK``
+and ``FOCUSCRAWL_ALLOW_PRIVATE``). It turns ``ROBOTSTXT_OBEY`` on unless a project, spider or command line setting
+says otherwise. The spider keeps its parsing, items, pipelines and Scrapy's politeness (delays, concurrency,
 robots.txt, retries, redirects); the scheduler only decides which of its requests goes next. docs/scrapy.md has a
 complete spider.
 
@@ -102,9 +104,13 @@ SETTINGS = {
     "FOCUSCRAWL_SETTINGS": "run settings as a dict (options, max_per_domain, scope, defences, seed, ...)",
     "FOCUSCRAWL_PAGES": "a file to append each step's pages.jsonl record to",
     "FOCUSCRAWL_HOSTS_MAP": "the hosts map of focuscrawl web serve --map: crawl that loopback-served web",
+    "FOCUSCRAWL_ALLOW_LOOPBACK": "the address guard lets loopback addresses through (default False)",
+    "FOCUSCRAWL_ALLOW_PRIVATE": "the address guard lets private addresses through (default False)",
 }
 SPIDER_MIDDLEWARE, SPIDER_MIDDLEWARE_ORDER = "focuscrawl.scrapy.FocusedSpiderMiddleware", 20  # < HttpError's 50
 DOWNLOADER_MIDDLEWARE, DOWNLOADER_MIDDLEWARE_ORDER = "focuscrawl.scrapy.FocusedDownloaderMiddleware", 10
+# After OffsiteMiddleware (50), before RobotsTxtMiddleware (100): a refused host's robots.txt is not asked for.
+ADDRESS_GUARD, ADDRESS_GUARD_ORDER = "focuscrawl.scrapy.guard.AddressGuardMiddleware", 60
 # Pages are parsed as focuscrawl's fetcher parses them (main text, outlinks); the HTML is not kept.
 PAGE_PARSING = FetchConfig(keep_html=False)
 # One scheduler per crawler, found by the middlewares (built before it).
@@ -140,13 +146,17 @@ def _refuse(message: str) -> CloseSpider:
 
 
 class FocusedCrawl:
-    """The Scrapy add-on: ``ADDONS = {"focuscrawl.scrapy.FocusedCrawl": 0}`` sets the scheduler and both middlewares,
-    and with ``FOCUSCRAWL_HOSTS_MAP`` the loopback download handler for http and https (every other scheme off)."""
+    """The Scrapy add-on: ``ADDONS = {"focuscrawl.scrapy.FocusedCrawl": 0}`` sets the scheduler and the middlewares,
+    robots.txt on (at the add-on's priority: a user's setting wins), and with ``FOCUSCRAWL_HOSTS_MAP`` the loopback download handler for http and https (every other scheme off)."""
 
     def update_settings(self, settings) -> None:
         settings.set("SCHEDULER", "focuscrawl.scrapy.FocusedScheduler", "addon")
         settings["SPIDER_MIDDLEWARES"][SPIDER_MIDDLEWARE] = SPIDER_MIDDLEWARE_ORDER
         settings["DOWNLOADER_MIDDLEWARES"][DOWNLOADER_MIDDLEWARE] = DOWNLOADER_MIDDLEWARE_ORDER
+        settings["DOWNLOADER_MIDDLEWARES"][ADDRESS_GUARD] = ADDRESS_GUARD_ORDER
+        # Scrapy's default is not to read robots.txt; a focused crawl does, unless the project, the spider or the
+        # command line says otherwise (each has a higher priority than an add-on).
+        settings.set("ROBOTSTXT_OBEY", True, "addon")
         if settings.get("FOCUSCRAWL_HOSTS_MAP"):
             handlers = {"http": "focuscrawl.scrapy.LoopbackDownloadHandler",
                         "https": "focuscrawl.scrapy.LoopbackDownloadHandler",
@@ -335,8 +345,7 @@ class FocusedScheduler(BaseScheduler):
         """A selection's download failed for good (after Scrapy's retries): a page of status 0."""
         url = request.meta.get(SELECTION)
         if url in self.dispatched:
-            self._record(url, Page(url=url, final_url=request.url, status=0,
-                                   error=f"{type(exception).__name__}: {exception}"[:500]))
+            self._record(url, Page(url=url, final_url=request.url, status=0, error=_download_error(exception)))
 
     # -- internals --------------------------------------------------------------------------------------------
     def _prepare(self, spider) -> None:
@@ -346,7 +355,8 @@ class FocusedScheduler(BaseScheduler):
         if unknown:
             raise SettingsError(f"unknown setting {unknown[0]} (known: {', '.join(SETTINGS)})")
         for name, components in ((SPIDER_MIDDLEWARE, "SPIDER_MIDDLEWARES"),
-                                 (DOWNLOADER_MIDDLEWARE, "DOWNLOADER_MIDDLEWARES")):
+                                 (DOWNLOADER_MIDDLEWARE, "DOWNLOADER_MIDDLEWARES"),
+                                 (ADDRESS_GUARD, "DOWNLOADER_MIDDLEWARES")):
             if not any(_names(component, name) and order is not None
                        for component, order in settings.getwithbase(components).items()):
                 raise SettingsError(f"{components} lacks {name}: set ADDONS = "
@@ -484,6 +494,17 @@ def _page(url: str, response) -> Page:
     """The Page of a Scrapy response to ``url``, read as focuscrawl's fetcher reads an answer."""
     return page_from_body(url, response.url, response.status,
                           response.headers.get(b"Content-Type", b"").decode("latin-1"), response.body, PAGE_PARSING)
+
+
+def _download_error(exception: BaseException) -> str:
+    """A failed download's error, in the engine's words for a refusal of the crawler's own (robots.txt, the
+    address guard, another middleware's IgnoreRequest): a refusal is not the host failing (HostHealth)."""
+    if isinstance(exception, IgnoreRequest):
+        message = str(exception)
+        if "robots.txt" in message:
+            return "disallowed by robots.txt"
+        return message if message.startswith("refused") else f"refused by Scrapy: {message}"[:500]
+    return f"{type(exception).__name__}: {exception}"[:500]
 
 
 def _names(component: Any, path: str) -> bool:
