@@ -1,6 +1,6 @@
 """Word vectors and TRES keyword expansion (Algorithm 1, equation 2).
 
-The word vectors are built once into the user cache (about a minute on first run, then cached).
+The word vectors ship with the package; ``focuscrawl topic vectors --force`` distils them again into the cache.
 """
 
 from __future__ import annotations
@@ -121,3 +121,32 @@ def test_building_word_vectors_shows_one_line_not_the_libraries_chatter(tmp_path
     embeddings.build_word_vectors(tmp_path / "vectors", log=lines.append)
     out, err = capfd.readouterr()
     assert (out, err) == ("", "") and len(lines) == 2 and (tmp_path / "vectors" / "model.safetensors").exists()
+
+
+def test_the_shipped_vectors_are_used_and_nothing_is_built(monkeypatch, tmp_path):
+    from focuscrawl.topic import embeddings
+
+    monkeypatch.setenv("FOCUSCRAWL_CACHE", str(tmp_path / "empty-cache"))
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("the shipped vectors need no build")
+
+    monkeypatch.setattr(embeddings, "build_word_vectors", no_build)
+    assert embeddings.default_dir() == embeddings.packaged_dir()
+    vectors = embeddings.load_word_vectors()
+    assert vectors.directory == embeddings.packaged_dir() and vectors.dim == embeddings.PCA_DIMS
+    assert vectors.similarity("football", "soccer") > vectors.similarity("football", "violin") + 0.3
+
+
+@pytest.mark.slow
+def test_topic_vectors_force_distils_again_and_compares_with_the_shipped_ones(monkeypatch, tmp_path):
+    from typer.testing import CliRunner
+
+    from focuscrawl.cli.main import app
+
+    monkeypatch.setenv("FOCUSCRAWL_CACHE", str(tmp_path / "cache"))
+    result = CliRunner().invoke(app, ["topic", "vectors", "--force"])
+    assert result.exit_code == 0, result.output
+    assert str(tmp_path / "cache") in result.output.replace("\n", "")
+    assert "the same as the vectors the package ships" in result.output or "not the same as" in result.output
+    assert (tmp_path / "cache" / "word-vectors-minilm-l6-m2v-128-v1" / "model.safetensors").exists()

@@ -21,7 +21,7 @@ from focuscrawl.bench.classifiers import cross_validate, evaluation_sample
 from focuscrawl.bench.protocol import DEFAULT_BUDGET, init_from_web, load_topic
 from focuscrawl.cli.common import console, fail, out, run
 from focuscrawl.config import SEED_REACH_SHARE, BenchConfig
-from focuscrawl.topic.embeddings import build_word_vectors, load_word_vectors
+from focuscrawl.topic.embeddings import build_word_vectors, default_dir, load_word_vectors, packaged_dir
 from focuscrawl.topic.keywords import expand_keywords, keyword_table
 from focuscrawl.topic.models import train_relevance_model
 from focuscrawl.topic.topic_dir import init_from_html, init_from_words
@@ -105,15 +105,23 @@ def init_cmd(
 
 
 @topic_app.command("vectors")
-def vectors_cmd(force: Annotated[bool, typer.Option(help="rebuild even if cached")] = False) -> None:
-    """Build the static word vectors (distilled offline from the packaged all-MiniLM-L6-v2) into the cache."""
+def vectors_cmd(force: Annotated[bool, typer.Option(help="distil them again into the cache, offline, and say "
+                                                         "whether they are the shipped ones")] = False) -> None:
+    """The static word vectors (distilled offline from the packaged all-MiniLM-L6-v2): where they are, and with
+    --force, distilled again into the cache and compared with the ones the package ships."""
     start = time.perf_counter()
-    directory = build_word_vectors(force=force, log=console.print)
+    directory = build_word_vectors(force=True, log=console.print) if force else default_dir()
     vectors = load_word_vectors(directory)
     out.print(f"word vectors: {directory} ({len(vectors.vocabulary):,} words, {vectors.dim} dims, "
               f"{time.perf_counter() - start:.1f} s)")
     out.print(f"  football~soccer {vectors.similarity('football', 'soccer'):.3f}   "
               f"football~violin {vectors.similarity('football', 'violin'):.3f}")
+    shipped = packaged_dir()
+    if force and (shipped / "model.safetensors").exists():
+        same = load_word_vectors(shipped).fingerprint == vectors.fingerprint
+        out.print("  the same as the vectors the package ships" if same else
+                  f"  not the same as the vectors the package ships ({shipped}): this CPU rounds the distillation "
+                  "differently; crawls use the shipped ones")
 
 
 @topic_app.command("expand")

