@@ -27,6 +27,7 @@ from focuscrawl.policy import CrawlContext, Policy
 from focuscrawl.strategies import resolve
 from focuscrawl.topic.models import ModelOptions, train_relevance_model
 from focuscrawl.topic.relevance import MemoizedRelevance
+from focuscrawl.topic.thin import ThinPages
 from focuscrawl.types import RelevanceModel, TopicInputs
 
 Judge = Callable[[str], bool]
@@ -161,7 +162,9 @@ def build_crawl(
     engine = CrawlEngine(policy, scorer, budget=settings.budget,
                           max_per_domain=DomainCap.parse(settings.max_per_domain), judge=judge, sinks=sinks,
                           max_outlinks=settings.max_outlinks, scope=settings.scope.rules(), owns=owns,
-                          defences=settings.defences.build(settings.seed, first_budget))
+                          defences=settings.defences.build(settings.seed, first_budget),
+                          thin_pages=ThinPages.from_examples(topic.example_texts, topic.example_labels,
+                                                             settings.thin_page_ratio))
     context = CrawlContext(topic=topic, classifier=own, seeds=list(seeds), budget=first_budget, seed=settings.seed)
     engine.start(context)
     return Crawl(engine, context, plan, reward_model)

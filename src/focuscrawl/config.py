@@ -89,6 +89,9 @@ class RunSettings(BaseModel):
     page_encoder: bool = Field(False, description="topics from keywords: judge each fetched page by the MiniLM "
                                "sentence transformer too, not only the static word vectors (about 45 ms a page; "
                                "the neural extra)")
+    thin_page_ratio: float = Field(0.125, ge=0, le=1, description="a fetched page shorter than this share of the "
+                                   "median relevant example page is thin: its relevance shrinks by its length over "
+                                   "that floor (focuscrawl.topic.thin); 0 turns it off")
     options: dict[str, dict[str, Any]] = Field(default_factory=dict,
                                                description="strategy or preset name -> its hyper-parameters")
     scope: ScopeConfig = Field(default_factory=ScopeConfig, description="domains, URL patterns, depth and "

@@ -126,6 +126,7 @@ class BenchTopic:
     reach_share: float = SEED_REACH_SHARE
     held_out: int = 0  # pages excluded from scoring because examples come from them
     held_out_relevant: int = 0
+    held_out_pages: frozenset[str] = frozenset()  # those pages' URLs
 
     @property
     def graph(self) -> LinkGraph:
@@ -217,7 +218,7 @@ def load_topic(
     originals = {url: row.original for url, row in injected.items() if row.original is not None}
     bench = BenchTopic(inputs=inputs, truth=GroundTruth(topic, scored, web, originals), candidates=seed_candidates,
                        seed=seed, budget=budget, reach_share=reach_share, held_out=len(held_out),
-                       held_out_relevant=len(relevant) - len(scored))
+                       held_out_pages=frozenset(held_out), held_out_relevant=len(relevant) - len(scored))
     bench.seed_pool  # computed (with the link graph) while the web is open: a caller may close it next
     return bench
 

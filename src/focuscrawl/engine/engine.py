@@ -23,6 +23,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from focuscrawl.engine import checkpoint
 from focuscrawl.engine.caps import DomainCap
@@ -40,6 +41,9 @@ from focuscrawl.types import (
     Web,
 )
 from focuscrawl.urls import normalize_url, site_of
+
+if TYPE_CHECKING:
+    from focuscrawl.topic.thin import ThinPages
 
 EventSink = Callable[[StepEvent], None]
 REWARD_THRESHOLD = 0.5
@@ -77,6 +81,7 @@ class CrawlEngine:
         scope: Scope | None = None,
         owns: Callable[[str], bool] | None = None,
         defences: Defences | None = None,
+        thin_pages: ThinPages | None = None,
     ):
         if budget <= 0:
             raise ValueError("budget must be positive")
@@ -90,6 +95,7 @@ class CrawlEngine:
         self.scope = scope if scope is not None else Scope()
         # the defences' state is crawl state (checkpointed); without any the engine is as it always was
         self.defences = defences if defences is not None else Defences()
+        self.thin_pages = thin_pages  # a page much shorter than the topic's examples is judged by its length too
         self.stats = CrawlStats()
         self.fetched: set[str] = set()
         self.parent: dict[str, str | None] = {}
@@ -269,8 +275,9 @@ class CrawlEngine:
             relevance = float(self.classifier.predict_page(text))
             if learn:
                 self.classifier.learn_one(text)  # a self-training model learns from every page it scores
-            return relevance
-        return float(self.classifier.predict_proba([text])[0])
+        else:
+            relevance = float(self.classifier.predict_proba([text])[0])
+        return relevance * self.thin_pages.factor(page.text) if self.thin_pages is not None else relevance
 
     def is_probe(self, url: str) -> bool:
         """Whether ``url`` is a fetch a defence makes itself (a soft-404 probe), not one of the policy's selections:

@@ -1,0 +1,134 @@
+"""Can the judge be recalibrated on the web it crawls without labels? Four label-free maps, scored against labels.
+
+For each chosen suite row, one crawl (``adaptive``, protocol run 0) gives the judge's probability on every fetched
+page; each map below turns those into new probabilities, which are scored as ``judge_calibration`` scores the judge
+(ECE, precision and recall at 0.5; labels only score):
+
+- ``mixture``: two Gaussians over the pages' logits, fitted by EM (as ``keywords`` topics calibrate similarities);
+- ``platt``: Platt scaling fitted on the examples' out-of-fold probabilities (5 folds of the topic's examples);
+- ``platt+prior``: that, then the class prior re-estimated on the crawl's pages by EM (Saerens et al. 2002);
+- ``anchored``: the mixture with the examples' out-of-fold logits as labelled points (weight 5 each).
+
+    python -m benchmarks.judge_recalibration webs --rows .
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+from benchmarks.judge_calibration import calibration, crawl_row
+from focuscrawl.bench.runner import bench_topic
+from focuscrawl.bench.suite import find_suite, load_suite, plan_rows
+from focuscrawl.topic.relevance import TfidfRelevanceModel
+from focuscrawl.webs.store import OfflineWeb
+
+Mixture = tuple[float, float, float, float, float]  # weight of the relevant component, its mean and sd, the other's
+
+
+def logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(p, 1e-6, 1 - 1e-6)
+    return np.log(p / (1 - p))
+
+
+def out_of_fold(texts: list[str], labels: np.ndarray, folds: int = 5, seed: int = 0) -> np.ndarray:
+    order = np.random.default_rng(seed).permutation(len(texts))
+    out = np.zeros(len(texts))
+    for fold in range(folds):
+        test = order[fold::folds]
+        train = np.setdiff1d(order, test)
+        model = TfidfRelevanceModel(seed=seed).fit([texts[i] for i in train], labels[train])
+        out[test] = model.predict_proba([texts[i] for i in test])
+    return out
+
+
+def _log_densities(z: np.ndarray, mixture: Mixture) -> tuple[np.ndarray, np.ndarray]:
+    w, m1, s1, m0, s0 = mixture
+    return (math.log(w) - math.log(s1) - 0.5 * ((z - m1) / s1) ** 2,
+            math.log(1 - w) - math.log(s0) - 0.5 * ((z - m0) / s0) ** 2)
+
+
+def fit_mixture(z: np.ndarray, labelled: np.ndarray | None = None, labels: np.ndarray | None = None,
+                weight: float = 5.0) -> Mixture:
+    """EM over the crawl's logits ``z``; ``labelled`` points (with ``labels``) keep their responsibilities."""
+    if labelled is not None:
+        m1, m0 = float(labelled[labels == 1].mean()), float(labelled[labels == 0].mean())
+        s1 = s0 = max(0.3, float(labelled.std()))
+    else:
+        m1, m0, s1 = float(np.percentile(z, 75)), float(np.percentile(z, 25)), float(z.std())
+        s0 = s1
+    w = 0.5
+    for _ in range(100):
+        log1, log0 = _log_densities(z, (w, m1, s1, m0, s0))
+        r = 1 / (1 + np.exp(np.clip(log0 - log1, -50, 50)))
+        w = min(1 - 1e-3, max(1e-3, float(r.mean())))
+        points, resp, weights = z, r, np.ones(len(z))
+        if labelled is not None:
+            points = np.concatenate([z, labelled])
+            resp = np.concatenate([r, labels.astype(float)])
+            weights = np.concatenate([weights, np.full(len(labelled), weight)])
+        n1, n0 = float(weights @ resp), float(weights @ (1 - resp))
+        m1, m0 = float((weights * resp) @ points / n1), float((weights * (1 - resp)) @ points / n0)
+        s1 = max(0.05, math.sqrt(float((weights * resp) @ (points - m1) ** 2 / n1)))
+        s0 = max(0.05, math.sqrt(float((weights * (1 - resp)) @ (points - m0) ** 2 / n0)))
+    return w, m1, s1, m0, s0
+
+
+def posterior(z: np.ndarray, mixture: Mixture) -> np.ndarray:
+    """P(relevant | z), held monotone past the log-odds' vertex (as ``KeywordRelevance._posterior``)."""
+    _, m1, s1, m0, s0 = mixture
+    curvature = 1 / s0**2 - 1 / s1**2
+    if curvature:
+        vertex = (m0 / s0**2 - m1 / s1**2) / curvature
+        z = np.maximum(z, vertex) if curvature > 0 else np.minimum(z, vertex)
+    log1, log0 = _log_densities(z, mixture)
+    return 1 / (1 + np.exp(np.clip(log0 - log1, -50, 50)))
+
+
+def prior_adjusted(p: np.ndarray, prior: float) -> np.ndarray:
+    """Saerens et al.'s EM: calibrated posteriors at training prior ``prior``, re-weighted to the crawl's prior."""
+    pi = prior
+    for _ in range(200):
+        q = (pi / prior) * p / ((pi / prior) * p + ((1 - pi) / (1 - prior)) * (1 - p))
+        pi = float(q.mean())
+    return q
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("webs", type=Path)
+    parser.add_argument("--suite", default="dev")
+    parser.add_argument("--rows", default=None)
+    parser.add_argument("-s", "--set", action="append", default=[])
+    args = parser.parse_args()
+    suite = load_suite(find_suite(args.suite))
+    planned = plan_rows(suite, webs=args.webs, out=Path("/tmp/judge-recalibration"), pattern=args.rows,
+                        overrides=args.set, given={"runs": 1})
+    ece: dict[str, list[float]] = {}
+    for row in planned:
+        web = OfflineWeb(row.config.web)
+        topic = bench_topic(web, row.config)
+        web.close()
+        p, y, _ = crawl_row(row.config, "adaptive", [0])
+        texts, labels = topic.inputs.example_texts, np.asarray(topic.inputs.example_labels)
+        oof = logit(out_of_fold(texts, labels, seed=row.config.seed))
+        platt = LogisticRegression(C=1e6).fit(oof[:, None], labels).predict_proba(logit(p)[:, None])[:, 1]
+        maps = {"raw": p, "mixture": posterior(logit(p), fit_mixture(logit(p))), "platt": platt,
+                "platt+prior": prior_adjusted(platt, float(labels.mean())),
+                "anchored": posterior(logit(p), fit_mixture(logit(p), oof, labels))}
+        cells = []
+        for name, q in maps.items():
+            figures = calibration(q, y)
+            ece.setdefault(name, []).append(figures["ece"])
+            cells.append(f"{name} {figures['ece']:.3f} {figures['precision']:.2f} {figures['recall']:.2f}")
+        print(f"{row.row.label[:40]:40s} " + " | ".join(cells), flush=True)
+    print("median ECE: " + ", ".join(f"{name} {np.median(v):.3f}" for name, v in ece.items()))
+    print("(each cell: ECE, precision at 0.5, recall at 0.5)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""Thin pages: a page much shorter than the topic's relevant examples is not rewarded for the few topic words it has."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.builder import Classifiers, build_crawl
+from focuscrawl.config import RunSettings
+from focuscrawl.topic.thin import ThinPages
+from focuscrawl.types import TopicInputs
+from focuscrawl.webs.store import OfflineWeb, WebWriter
+
+from conftest import BIRD_WORDS, OTHER_WORDS, _text
+
+
+def test_floor_is_a_share_of_the_median_relevant_example():
+    texts = ["one two three four", "a b c d e f g h", "x " * 100, "word " * 1000]
+    thin = ThinPages.from_examples(texts, [1, 1, 1, 0], ratio=0.5)
+    assert thin is not None and thin.floor_words == 4.0  # median of 4, 8 and 100 words, halved
+    assert thin.factor("one two") == 0.5 and thin.factor("1 2 3 4 5 6") == 0.0 and thin.factor("a b c d e") == 1.0
+    assert ThinPages.from_examples(texts, [1, 1, 1, 0], ratio=0) is None  # turned off
+    assert ThinPages.from_examples(texts, [0, 0, 0, 0], ratio=0.5) is None  # no relevant example: no floor
+    with pytest.raises(ValueError):
+        ThinPages(0)
+
+
+def _web_with_rows(directory: Path) -> Path:
+    """Articles about birds on birds.test, each linking to one-line "row" pages of a data browser on rows.test,
+    which carry five bird words each and link to each other."""
+    with WebWriter(directory, {"name": "rows"}) as w:
+        for i in range(6):
+            url = f"http://birds.test/a{i}"
+            w.add_page(url, title=f"a{i}", text=_text(BIRD_WORDS, i), labels=["topic.birds"])
+            w.add_link(url, f"http://birds.test/a{(i + 1) % 6}", "bird")
+            w.add_link(url, f"http://rows.test/r{i}", "bird row")
+        for i in range(6):
+            w.add_page(f"http://trains.test/t{i}", title=f"t{i}", text=_text(OTHER_WORDS, i), labels=["topic.trains"])
+        for i in range(30):
+            url = f"http://rows.test/r{i}"
+            w.add_page(url, title=f"row {i}", text=" ".join(BIRD_WORDS.split()[i % 5:i % 5 + 5]), labels=["rows"])
+            w.add_link(url, f"http://rows.test/r{(i + 1) % 30}", "next bird row")
+    return directory
+
+
+def _crawl(web_dir: Path, ratio: float) -> list:
+    web = OfflineWeb(web_dir)
+    # the user's examples: five bird texts and five train texts of 80 words each (40 topic words)
+    texts = [_text(BIRD_WORDS, i) for i in range(5)] + [_text(OTHER_WORDS, i) for i in range(5)]
+    topic = TopicInputs("birds", ["bird"], texts, [1] * 5 + [0] * 5)
+    events: list = []
+    settings = RunSettings(budget=30, seed=0, reward_model="tfidf", thin_page_ratio=ratio)
+    crawl = build_crawl(settings, "best-first", topic, ["http://birds.test/a0"], classifiers=Classifiers(topic, 0),
+                        judge=lambda url: "birds.test" in url, sinks=[events.append])
+    crawl.engine.run(web)
+    web.close()
+    return events
+
+
+def test_one_line_pages_are_not_rewarded_and_shrink_by_their_length(tmp_path):
+    web_dir = _web_with_rows(tmp_path / "rows")
+    plain = {e.url: e for e in _crawl(web_dir, ratio=0)}
+    thin = {e.url: e for e in _crawl(web_dir, ratio=0.125)}
+    rows_plain = [e for url, e in plain.items() if "rows.test" in url]
+    # the classifier alone calls each row relevant
+    assert rows_plain and all(e.reward == 1.0 for e in rows_plain if not e.verdict)
+    rows_thin = [e for url, e in thin.items() if "rows.test" in url]
+    # the floor: an eighth of the examples' 80 words (40 topic words, each after a short word) = 10 words
+    for event in rows_thin:
+        assert event.reward == 0.0
+        if event.url in plain and not event.verdict:
+            assert event.relevance == pytest.approx(plain[event.url].relevance * 5 / 10)
+    # articles are as long as the examples: judged as before
+    for url, event in thin.items():
+        if "birds.test" in url and url in plain:
+            assert event.relevance == plain[url].relevance and event.reward == 1.0
+    assert len(rows_thin) < len(rows_plain)  # best-first no longer follows the rows' links first
