@@ -138,11 +138,16 @@ def test_a_page_judge_scores_pages_and_leaves_link_contexts_to_the_topics_classi
     expected = [judge_modules.bird_share(Page(p["url"], p["final_url"], p["status"], title=p["title"], text=p["text"]))
                 for p in judged]
     assert [p["relevance"] for p in judged] == [round(x, 6) for x in expected] and max(expected) > min(expected)
+    pages = {p["url"]: p for p in _pages(run)}  # best-first's reasons quote the judge's verdict on the parent
+    quoted = [(p, re.fullmatch(r"linked from a page of relevance ([\d.]+)", p["reason"])) for p in pages.values()]
+    assert sum(1 for _, m in quoted if m) >= 10
+    assert all(float(m[1]) == round(pages[p["parent"]]["relevance"], 2) for p, m in quoted if m)
     topic = load_topic_dir(root / "topic")
     judge = train_relevance_model("judge_modules:scorer", topic)
     assert isinstance(judge, PageJudge)
     anchors = ["bird nest", "railway station", "far birds"]
-    np.testing.assert_allclose(judge.predict_proba(anchors), train_relevance_model("tfidf", topic).predict_proba(anchors))
+    topics_own = train_relevance_model("tfidf", topic)
+    np.testing.assert_allclose(judge.predict_proba(anchors), topics_own.predict_proba(anchors))
 
 
 def test_a_text_judge_also_scores_the_policys_link_contexts(site):

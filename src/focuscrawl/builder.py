@@ -91,14 +91,14 @@ class StrategyPlan:
             if other not in (strategy, name):
                 resolve(other)  # a key that names no strategy is a typo: say so now
         self._reward_model = settings.reward_model or self.strategy.reward_model
-        self._judge = settings.judge
+        self._user_judge = settings.judge  # a relevance model of the user's (not ground truth, ``self.judge``)
 
     def reward_model(self, topic: TopicInputs) -> str:
         """The relevance model whose verdict is the crawl's reward: the user's judge (``settings.judge``, whatever
         the topic), else the settings', else the strategy's; for a topic from a few words (no example pages) the
         ``keywords`` model, which learns from the crawl itself."""
-        if self._judge:
-            return self._judge
+        if self._user_judge:
+            return self._user_judge
         return self._reward_model if topic.example_texts else "keywords"
 
     def policy(self) -> Policy:
