@@ -18,6 +18,7 @@ from conftest import ThreadServedWeb, build_tiny_web, write_birds_topic
 from focuscrawl.builder import Classifiers, build_crawl
 from focuscrawl.cli.main import main
 from focuscrawl.config import RunSettings
+from focuscrawl.crawl import Crawler
 from focuscrawl.topic.judges import JudgeError, PageJudge, TextJudge
 from focuscrawl.topic.models import train_relevance_model
 from focuscrawl.topic.topic_dir import load_topic_dir
@@ -61,11 +62,15 @@ def _model_says(pages: list[dict]) -> np.ndarray:
     return judge_modules.tiny_model().predict_proba([f"{p['title']}\n{p['text']}" for p in pages])[:, 1]
 
 
-@pytest.mark.parametrize("judge", ["FILE", "judge_modules:model"])
+@pytest.mark.parametrize("judge", ["FILE", "judge_modules:model", "python"])
 def test_the_stored_relevance_is_the_models_own_prediction_over_http(site, tmp_path, judge):
     root, server = site
     run = tmp_path / "run"
-    assert _crawl(root, server, run, str(root / "model.joblib") if judge == "FILE" else judge) == 0
+    if judge == "python":  # the Python API takes the same setting
+        Crawler(topic=root / "topic", hosts_map=server.map_file, out=run, budget=25, strategy="best-first",
+                progress="none", plot=False, fetch={"min_delay": 0}, judge=str(root / "model.joblib")).crawl()
+    else:
+        assert _crawl(root, server, run, str(root / "model.joblib") if judge == "FILE" else judge) == 0
     pages = _pages(run)
     judged = _judged(pages)
     assert len(pages) == 25 and len(judged) >= 15
