@@ -266,8 +266,8 @@ class CrawlEngine:
         if not (page.ok and (page.text or page.title)):
             return 0.0
         judge_page = getattr(self.classifier, "judge_page", None)
-        if judge_page is not None:  # a user's judge (focuscrawl.topic.judges): it may read the whole page
-            return judge_page(page)
+        if judge_page is not None:  # a user's judge (focuscrawl.topic.judges) reads the whole page, and its answer
+            return judge_page(page)  # is the relevance as it is: the user's model, not the topic's, is the judge
         text = f"{page.title}\n{page.text}"
         if getattr(self.classifier, "learns_online", False):
             relevance = float(self.classifier.predict_page(text))
