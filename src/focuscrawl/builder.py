@@ -58,7 +58,9 @@ class Classifiers:
         return copy.deepcopy(model) if getattr(model, "learns_online", False) else model
 
     def scorer(self, name: str) -> RelevanceModel:
-        if not self.memoize or getattr(self.get(name), "learns_online", False):  # its answers change: no memo
+        model = self.get(name)
+        # a model that learns online: its answers change; a user's judge may read more than the text: no memo
+        if not self.memoize or getattr(model, "learns_online", False) or hasattr(model, "judge_page"):
             return self.get(name)
         if name not in self._scorers:
             self._scorers[name] = MemoizedRelevance(self.get(name))
@@ -90,10 +92,14 @@ class StrategyPlan:
             if other not in (strategy, name):
                 resolve(other)  # a key that names no strategy is a typo: say so now
         self._reward_model = settings.reward_model or self.strategy.reward_model
+        self._user_judge = settings.judge  # a relevance model of the user's (not ground truth, ``self.judge``)
 
     def reward_model(self, topic: TopicInputs) -> str:
-        """The relevance model whose verdict is the crawl's reward: the settings', else the strategy's; for a topic
-        from a few words (no example pages) the ``keywords`` model, which learns from the crawl itself."""
+        """The relevance model whose verdict is the crawl's reward: the user's judge (``settings.judge``, whatever
+        the topic), else the settings', else the strategy's; for a topic from a few words (no example pages) the
+        ``keywords`` model, which learns from the crawl itself."""
+        if self._user_judge:
+            return self._user_judge
         return self._reward_model if topic.example_texts else "keywords"
 
     def policy(self) -> Policy:

@@ -33,6 +33,7 @@ from pydantic import (
 from focuscrawl.engine.defences import DEFAULT_ORDER, DefenceSettings
 from focuscrawl.engine.scope import Scope
 from focuscrawl.http.settings import FetchConfig
+from focuscrawl.topic.judges import is_judge_spec, judge_identity
 from focuscrawl.user_files import read_lines, read_yaml_mapping
 
 CONFIG_FILE = "config.yml"
@@ -86,6 +87,11 @@ class RunSettings(BaseModel):
     max_outlinks: int = Field(1000, gt=0, description="outlinks of a page handed to the policy, at most")
     reward_model: str | None = Field(None, description="relevance model (focuscrawl.topic.models); "
                                                        "default: the strategy's own")
+    judge: str | None = Field(None, description="your own relevance judge, in place of the topic's classifier: "
+                              "module:callable (an object with predict_proba(texts) or score(page), a function of "
+                              "the page, or a factory taking the topic) or a model file (.joblib, .pkl: a fitted "
+                              "scikit-learn pipeline of raw texts; a pickle runs code, so it must be trusted); "
+                              "docs/crawl.md, 'Your own judge'")
     page_encoder: bool = Field(False, description="topics from keywords: judge each fetched page by the MiniLM "
                                "sentence transformer too, not only the static word vectors (about 45 ms a page; "
                                "the neural extra)")
@@ -105,6 +111,22 @@ class RunSettings(BaseModel):
     @classmethod
     def _cap_to_str(cls, value: Any) -> str:
         return str(value)
+
+    @field_validator("judge")
+    @classmethod
+    def _judge_spec(cls, value: str | None) -> str | None:
+        if value is not None and not is_judge_spec(value):
+            raise ValueError(f"{value!r} is neither module:callable nor a model file (.joblib, .pkl)")
+        return value
+
+    @model_validator(mode="after")
+    def _one_judge(self) -> RunSettings:
+        if self.reward_model is not None and is_judge_spec(self.reward_model):
+            raise ValueError(f"reward_model names the built-in models; give a judge of your own as judge="
+                             f"{self.reward_model}")
+        if self.judge is not None and self.reward_model is not None:
+            raise ValueError("judge and reward_model both say who judges pages: give one")
+        return self
 
 
 class CrawlConfig(RunSettings):
@@ -157,7 +179,7 @@ class CrawlConfig(RunSettings):
 
     # What makes two runs the same crawl: changing any of these on resume would make the replay diverge.
     IDENTITY_FIELDS: ClassVar[tuple[str, ...]] = ("seeds", "topic", "strategy", "options", "seed", "max_per_domain",
-                                        "max_outlinks", "reward_model", "scope", "defences")
+                                        "max_outlinks", "reward_model", "judge", "scope", "defences")
 
     def all_seeds(self) -> list[str]:
         seeds = list(self.seeds)
@@ -170,6 +192,10 @@ class CrawlConfig(RunSettings):
         data = self.model_dump(mode="json", include=set(self.IDENTITY_FIELDS))
         data["seeds"] = self.all_seeds()
         data["topic"] = str(Path(self.topic).resolve()) if self.topic else None
+        if self.judge is None:
+            del data["judge"]  # as run folders made before judges existed recorded it: they resume
+        else:
+            data["judge"] = judge_identity(self.judge)  # a model file retrained in place is another judge
         if self.scope.is_default():
             del data["scope"]  # as run folders made before scopes existed recorded it: they resume
         if not self.defences.enabled:

@@ -223,3 +223,12 @@ class OnlineRelevanceModel(RelevanceModel, Protocol):
     def predict_page(self, text: str) -> float: ...
 
     def learn_one(self, text: str) -> None: ...
+
+
+@runtime_checkable
+class PageJudgingModel(RelevanceModel, Protocol):
+    """A relevance model that judges a fetched page from the page itself, not only its text: a user's judge
+    (``focuscrawl.topic.judges``, ``--judge``). The engine asks it about each fetched page with ``judge_page`` (a
+    probability in [0, 1]); strategies call ``predict_proba`` on link contexts as with any model."""
+
+    def judge_page(self, page: Page) -> float: ...

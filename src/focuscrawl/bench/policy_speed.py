@@ -197,7 +197,7 @@ def run_policy_bench(
 ) -> list[dict]:
     """One row per size: ms per decision (and the classifiers' share), decisions/s, bytes per URL, leaves."""
     scans = scans_frontier(settings, strategy)
-    reward_model = settings.reward_model or resolve(strategy).reward_model
+    reward_model = settings.judge or settings.reward_model or resolve(strategy).reward_model  # a user's judge too
     load = SyntheticLoad(seed, hosts=max(100, max(sizes) // 50), anchors=anchors)
     context = load.context(seed, reward_model)
     classifier = Clock()

@@ -204,6 +204,8 @@ def run_benchmark(config: BenchConfig, progress: Callable[[str], None] | None = 
         order = [ORACLE] + [s for s in dict.fromkeys(config.strategies) if s != ORACLE]
         # Each reward model trained once on the topic's examples and shared by the strategies that use it.
         classifiers = Classifiers(topic.inputs, config.seed, memoize=True, page_encoder=config.page_encoder)
+        if config.judge is not None:
+            classifiers.get(config.judge)  # the user's judge resolved once, before any crawl: a bad one fails now
         results: list[RunResult] = []
         for run, seeds in enumerate(run_seeds):
             for name in order:
@@ -231,6 +233,7 @@ def run_benchmark(config: BenchConfig, progress: Callable[[str], None] | None = 
             "keywords": topic.inputs.keywords,
             "keyword_only": config.keyword_only,
             "page_encoder": config.page_encoder,
+            "judge": config.judge,
             "examples": {"relevant": sum(topic.inputs.example_labels),
                          "irrelevant": len(topic.inputs.example_labels) - sum(topic.inputs.example_labels)},
             "options": config.options,

@@ -275,7 +275,9 @@ def compare(row: dict, a: str, b: str) -> Difference:
 
 def _row_identity(config: BenchConfig, quick: bool) -> dict[str, Any]:
     """What makes a row folder's results this row's: every setting but the folder, and quick or not."""
-    return {"quick": quick, "config": config.model_dump(mode="json", exclude={"out"})}
+    # without a judge, as rows made before judges existed recorded it: their results are reused
+    unset = {"judge"} if config.judge is None else set()
+    return {"quick": quick, "config": config.model_dump(mode="json", exclude={"out", *unset})}
 
 
 def _reusable(config: BenchConfig, quick: bool) -> dict | None:

@@ -140,6 +140,9 @@ def bench_cmd(
                                                               "one per web")] = None,
     max_per_domain: Annotated[Optional[str], typer.Option(help="per-domain cap MAX: inf, an integer, or 5-2")] = None,
     seed: Annotated[Optional[int], typer.Option(help="seed of every random choice")] = None,
+    judge: Annotated[Optional[str], typer.Option(help="your own relevance judge for every strategy, in place of "
+                                             "the topic's classifier: module:callable or a scikit-learn model "
+                                             "file (.joblib; trusted code)")] = None,
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="output folder")] = None,
     global_score: Annotated[bool, typer.Option(
         "--global", help="benchmark several webs (comma-separated --web and --topic, paired) and print Gouriten et "
@@ -172,7 +175,7 @@ def bench_cmd(
     --suite, every row of a suite and suite.json, suite.md and suite.png."""
     progress = None if quiet else console.print
     given = dict(web=web, topic=topic, strategies=strategy, budget=budget, runs=runs, max_per_domain=max_per_domain,
-                 seed=seed, out=out_dir, examples_irrelevant=examples_irrelevant)
+                 seed=seed, judge=judge, out=out_dir, examples_irrelevant=examples_irrelevant)
     if mess is not None and suite is None:
         fail("--mess goes with --suite; for one benchmark, make the messy web (`focuscrawl web mess WEB OUT`) and "
              "give it as --web")

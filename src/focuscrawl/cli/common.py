@@ -38,7 +38,8 @@ MACHINE_FAILURE = 75
 
 def fail(message: str, code: int = 2) -> NoReturn:
     # escaped: a message may hold brackets (a URL, "focuscrawl[neural]") that rich would read as markup
-    console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
+    # and no emoji codes: "module:x: ..." is a judge's name, not a cross
+    console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, highlight=False, emoji=False)
     raise typer.Exit(code)
 
 

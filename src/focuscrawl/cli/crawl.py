@@ -31,6 +31,9 @@ def crawl_cmd(
     concurrency: Annotated[Optional[int], typer.Option(help="fetches in flight")] = None,
     warc: Annotated[Optional[bool], typer.Option("--warc/--no-warc", help="also write crawl.warc.gz")] = None,
     seed: Annotated[Optional[int], typer.Option(help="seed of every random choice")] = None,
+    judge: Annotated[Optional[str], typer.Option(help="your own relevance judge in place of the topic's classifier: "
+                                             "module:callable (predict_proba(texts) or score(page)) or a "
+                                             "scikit-learn model file (.joblib; trusted code)")] = None,
     max_per_domain: Annotated[Optional[str], typer.Option(help="per-domain cap: inf, N or A-B")] = None,
     progress: Annotated[Optional[str], typer.Option(help="auto, live, log or none")] = None,
     allow_domain: Annotated[Optional[list[str]], typer.Option("--allow-domain", help="crawl only this registered "
@@ -67,7 +70,7 @@ def crawl_cmd(
         stored = read_effective_config(out)
         cfg = load_config(CrawlConfig, config, set_ or (), base=stored, seeds_file=seeds, topic=topic, out=out,
                           strategy=strategy, budget=budget, web=web, hosts_map=hosts_map, concurrency=concurrency,
-                          warc=warc, seed=seed, max_per_domain=max_per_domain, progress=progress,
+                          warc=warc, seed=seed, judge=judge, max_per_domain=max_per_domain, progress=progress,
                           scope={"allowed_domains": allow_domain or None, "denied_domains": deny_domain or None,
                                  "include": include or None, "exclude": exclude or None, "max_depth": max_depth,
                                  "content_types": content_type or None},

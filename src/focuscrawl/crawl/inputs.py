@@ -1,8 +1,8 @@
 """What a crawl reads before it starts, checked in one place and cheaply, before anything is written or trained.
 
 ``read_inputs`` is the first thing both crawlers do: the topic directory and its files, the seeds, the
-strategy and its options (``StrategyPlan``), the offline web of ``--web``, the hosts map of ``--hosts-map`` and, for
-``--render``, the browser.
+strategy and its options (``StrategyPlan``), the offline web of ``--web``, the hosts map of ``--hosts-map``, for
+``--render``, the browser, and the judge of ``--judge``.
 A mistake in any of them is one clear error in a second, not after the classifier was trained or the word
 vectors were built (minutes on a fresh machine), and it leaves no run folder behind.
 """
@@ -20,20 +20,23 @@ from focuscrawl.crawl.offline import OfflineFetcher
 from focuscrawl.http.fetcher import HttpFetcher
 from focuscrawl.http.render import check_renderer
 from focuscrawl.http.settings import FetchConfig
+from focuscrawl.topic.models import ModelOptions, train_relevance_model
 from focuscrawl.topic.topic_dir import load_topic_dir
-from focuscrawl.types import TopicInputs
+from focuscrawl.types import RelevanceModel, TopicInputs
 from focuscrawl.webs import resolve_web_dir
 from focuscrawl.webs.store import OfflineWeb
 
 
 @dataclass
 class CrawlInputs:
-    """A crawl's inputs, read and checked: its topic, seeds, strategy plan and loopback hosts map (if any)."""
+    """A crawl's inputs, read and checked: its topic, seeds, strategy plan and loopback hosts map (if any), and the
+    user's judge (``--judge``), resolved once, here."""
 
     topic: TopicInputs
     seeds: list[str]
     strategy: StrategyPlan
     hosts: dict[str, str] | None
+    judge: RelevanceModel | None = None
 
 
 def read_inputs(config: CrawlConfig) -> CrawlInputs:
@@ -51,7 +54,10 @@ def read_inputs(config: CrawlConfig) -> CrawlInputs:
     if config.fetch.render != "never":
         check_renderer(config.fetch.render_browser)  # the render extra and a Chromium, or one line
     hosts = read_hosts_map(Path(config.hosts_map)) if config.hosts_map is not None else None
-    return CrawlInputs(topic, seeds, strategy, hosts)
+    judge = None
+    if config.judge is not None:  # a module that does not import, a model file that does not load: one line now
+        judge = train_relevance_model(config.judge, topic, config.seed, ModelOptions(config.page_encoder))
+    return CrawlInputs(topic, seeds, strategy, hosts, judge)
 
 
 def read_hosts_map(path: Path) -> dict[str, str]:

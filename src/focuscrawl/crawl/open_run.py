@@ -76,8 +76,8 @@ def _engine(folder: RunFolder, store: StateStore, config: CrawlConfig, inputs: C
     """A fresh engine for this crawl, brought to the store's last commit."""
     topic, plan = inputs.topic, inputs.strategy
     reward_model = plan.reward_model(topic)
-    if classifier is None:
-        classifier = folder.classifier(reward_model, topic, config.seed, config.page_encoder)
+    if classifier is None:  # a user's judge is theirs to keep: never copied into the run folder's model.pkl
+        classifier = inputs.judge or folder.classifier(reward_model, topic, config.seed, config.page_encoder)
     classifiers = Classifiers(topic, config.seed, trained={reward_model: classifier})
     # The policy is told the first run's budget: it may plan with it, and the replay must match.
     context_budget = store.get_meta("context_budget", config.budget)

@@ -267,9 +267,13 @@ class CrawlEngine:
 
     def relevance(self, page: Page, learn: bool = True) -> float:
         """The agent's classifier's probability that ``page`` is on topic (0 for a failed or empty page). A model
-        that learns online (an ``OnlineRelevanceModel``) learns from the page too, if ``learn``."""
+        that learns online (an ``OnlineRelevanceModel``) learns from the page too, if ``learn``; a user's judge with
+        ``judge_page`` is given the page itself."""
         if not (page.ok and (page.text or page.title)):
             return 0.0
+        judge_page = getattr(self.classifier, "judge_page", None)
+        if judge_page is not None:  # a user's judge (focuscrawl.topic.judges) reads the whole page, and its answer
+            return judge_page(page)  # is the relevance as it is: the user's model, not the topic's, is the judge
         text = f"{page.title}\n{page.text}"
         if getattr(self.classifier, "learns_online", False):
             relevance = float(self.classifier.predict_page(text))

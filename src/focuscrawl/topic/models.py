@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from focuscrawl.extras import require
+from focuscrawl.topic.judges import is_judge_spec, load_judge
 from focuscrawl.topic.relevance import TfidfRelevanceModel
 from focuscrawl.topic.zeroshot import keyword_model
 from focuscrawl.types import RelevanceModel, TopicInputs
@@ -32,11 +33,21 @@ def register_model(name: str, factory: ModelFactory) -> None:
 
 def train_relevance_model(name: str, topic: TopicInputs, seed: int = 0,
                           options: ModelOptions = ModelOptions()) -> RelevanceModel:
-    """Build and fit the named model on the topic's example texts."""
+    """Build and fit the named model on the topic's example texts; or resolve a user's judge (``module:callable``
+    or a model file, ``focuscrawl.topic.judges``), which is fitted already."""
     factory = RELEVANCE_MODELS.get(name)
+    if factory is None and is_judge_spec(name):
+        return load_judge(name, topic, lambda: train_relevance_model(topic_model(topic), topic, seed, options))
     if factory is None:
-        raise KeyError(f"unknown relevance model {name!r}; known: {', '.join(sorted(RELEVANCE_MODELS))}")
+        raise KeyError(f"unknown relevance model {name!r}; known: {', '.join(sorted(RELEVANCE_MODELS))}, or a "
+                       "judge of your own: module:callable or a model file (.joblib)")
     return factory(topic, seed, options)
+
+
+def topic_model(topic: TopicInputs) -> str:
+    """The topic's own classifier where a judge of whole pages leaves link contexts to it: TF-IDF on the examples,
+    the keyword model for a topic from keywords alone."""
+    return "tfidf" if topic.example_texts else "keywords"
 
 
 register_model("tfidf", lambda topic, seed, options: TfidfRelevanceModel(seed=seed).fit(topic.example_texts,

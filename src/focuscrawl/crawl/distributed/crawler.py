@@ -92,8 +92,8 @@ class DistributedCrawler(BaseCrawler):
             (self.out / DISTRIBUTED_FILE).write_text(json.dumps({"workers": self.workers}) + "\n")
             folder.write_config(config)
             # Trained once, here, and shipped to every shard (a resumed crawl reads it back from model.pkl).
-            classifier = folder.classifier(inputs.strategy.reward_model(topic), topic, config.seed,
-                                           config.page_encoder)
+            classifier = inputs.judge or folder.classifier(inputs.strategy.reward_model(topic), topic, config.seed,
+                                                           config.page_encoder)
             committed = {k: self._committed(k) for k in range(self.workers)}
             resumed = sum(committed.values())
             self.stats = DistributedStats(steps=resumed, resumed_steps=resumed)
