@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -57,9 +58,10 @@ def address_load(log_file: Path, window_s: float = 1.0) -> dict:
 
 def crawl_once(mode: str, web_dir: Path, topic_dir: Path, out: Path, args: argparse.Namespace) -> dict:
     """Serve the web afresh (its own request log), crawl it with ``--politeness mode``, and measure both."""
-    log_file = out / f"requests-{mode}.jsonl"
+    log_file = out / f"requests-{args.strategy}-{mode}.jsonl"
     log_file.unlink(missing_ok=True)
-    run = out / f"run-{mode}"
+    run = out / f"run-{args.strategy}-{mode}"
+    shutil.rmtree(run, ignore_errors=True)  # a fresh crawl, not the resume of an earlier one
     extra = ("--addresses", str(args.addresses), "--latency-ms", str(args.latency_ms), "--log", str(log_file))
     with serve_web(args.python, str(web_dir), "127.0.21.1", extra=extra) as hosts:
         map_file = out / "hosts.json"
@@ -94,7 +96,7 @@ def main() -> None:
         row = crawl_once(mode, web_dir, topic_dir, out, args)
         rows.append(row)
         print(json.dumps(row), flush=True)
-    (out / "politeness_ip.json").write_text(json.dumps(rows, indent=1) + "\n")
+    (out / f"politeness_ip-{args.strategy}.json").write_text(json.dumps(rows, indent=1) + "\n")
 
 
 if __name__ == "__main__":
