@@ -179,7 +179,7 @@ def test_a_crawl_checks_its_inputs_before_it_writes_or_trains_anything(tmp_path,
     (["-s", "fetch.min_delay=-1"], "setting fetch.min_delay: Input should be greater than or equal to 0"),
     (["-s", "fetch.no_such_knob=1"], "setting fetch.no_such_knob: unknown setting"),
     (["-s", "fetch=5"], "setting fetch: Input should be a valid dictionary"),
-    (["--politeness", "site"], "setting fetch.politeness: Input should be 'host' or 'domain'"),
+    (["--politeness", "site"], "setting fetch.politeness: Input should be 'host', 'domain' or 'ip'"),
     (["-c", "{tmp}/fetch.yml"], "setting fetch.max_concurrency: Input should be a valid integer"),
 ])
 def test_a_fetch_setting_of_the_wrong_type_or_name_is_refused_when_the_config_loads(tmp_path, capsys, mistake,

@@ -4,6 +4,7 @@ fetch in flight."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from urllib.parse import urlsplit
 
@@ -220,3 +221,34 @@ def test_a_polite_crawl_stopped_midway_resumes_by_replaying_its_choices(tmp_path
     fetched = asyncio.run(first_half())
     fetched += asyncio.run(second_half())
     assert sorted(fetched) == sorted(["http://seed.test/", *DUE_WEB])  # nothing lost, nothing twice
+
+
+class ResolvingFetcher(DueFetcher):
+    """``DueFetcher`` whose slots are addresses, as the HTTP fetcher's with ``politeness="ip"``: a host is its own
+    slot until its first fetch has resolved it, then its address's (``h0``, ``h2``, ``h4`` share one)."""
+
+    def __init__(self):
+        super().__init__()
+        self.resolved: set[str] = set()
+
+    def slot(self, url: str) -> str:
+        host = urlsplit(url).hostname
+        return f"address-{int(host[1]) % 2}" if host in self.resolved and host.startswith("h") else host
+
+    async def fetch(self, url: str) -> Page:
+        self.resolved.add(urlsplit(url).hostname)
+        return await super().fetch(url)
+
+
+def test_a_fetch_frees_the_slot_it_was_counted_in_though_its_slot_changed_meanwhile(tmp_path):
+    """A host's slot moves to its address's once a fetch resolves it: the fetch, when it ends, frees the slot it
+    took (the host's), or the selections waiting behind it there would never start."""
+    fetcher = ResolvingFetcher()
+    fetched: list[str] = []
+    # A driver that frees the wrong slot spins forever with nothing in flight: a thread lets the test end anyway.
+    crawl = threading.Thread(target=lambda: fetched.extend(_crawl_due_web(tmp_path, fetcher, "bfs")), daemon=True)
+    crawl.start()
+    crawl.join(60)
+    assert not crawl.is_alive(), "the crawl hung: selections wait behind a slot that is never freed"
+    assert sorted(fetched) == sorted(["http://seed.test/", *DUE_WEB])
+    assert {fetcher.slot(u) for u in DUE_WEB} == {"address-0", "address-1"}

@@ -49,7 +49,8 @@ def crawl_cmd(
     content_type: Annotated[Optional[list[str]], typer.Option("--content-type", help="accepted media type, e.g. "
                                                           "text/html (repeatable; default: any)")] = None,
     politeness: Annotated[Optional[str], typer.Option(help="host (default): one request schedule per host; domain: "
-                                                  "one per registered domain")] = None,
+                                                  "one per registered domain; ip: one per resolved address (every "
+                                                  "name of one server)")] = None,
     render: Annotated[Optional[str], typer.Option(help="run pages' JavaScript in Chromium (the render extra): never "
                                               "(default), auto (pages whose inline scripts write links) or always; "
                                               "a render sends no request")] = None,

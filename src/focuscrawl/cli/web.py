@@ -187,6 +187,8 @@ def serve_cmd(
     disallow: Annotated[list[str] | None,
                         typer.Option(help="robots.txt Disallow path for every host (repeatable)")] = None,
     crawl_delay: Annotated[float | None, typer.Option(help="robots.txt Crawl-delay for every host")] = None,
+    addresses: Annotated[int, typer.Option(min=1, help="loopback addresses at most: more hosts share them in turn, "
+                                           "as virtual hosts share a server")] = 4096,
     map_file: Annotated[Path | None,
                         typer.Option("--map", help="write the host -> ip:port mapping (JSON) here")] = None,
     log_file: Annotated[Path | None, typer.Option("--log", help="append every request to this file as a JSON line "
@@ -202,7 +204,8 @@ def serve_cmd(
         server = run(lambda: serve_web(resolve_web_dir(directory), base_ip=base_ip, port=port,
                                        latency_ms=latency_ms, error_rate=error_rate, error_status=error_status,
                                        seed=seed, disallow=disallow or (), crawl_delay=crawl_delay,
-                                       hang_s=hang_s, slow_body_s=slow_body_s, log_file=log_file))
+                                       hang_s=hang_s, slow_body_s=slow_body_s, log_file=log_file,
+                                       max_addresses=addresses))
         try:
             await server.start()
         except OSError as exc:

@@ -85,7 +85,9 @@ class CrawlDriver:
         self.concurrency = max(1, concurrency)
         self.checkpoint_every = checkpoint_every
         self.before_commit = before_commit  # raises to keep a step from being committed (a lost lock)
-        self.pending: dict[asyncio.Task, tuple[int, str]] = {}
+        # A fetch in flight: (its order, its URL, the slot it was counted in). The slot is kept rather than asked again
+        # at the end: a per-address slot changes once the fetch has resolved its host.
+        self.pending: dict[asyncio.Task, tuple[int, str, str | None]] = {}
         self.stopping = False
         self.stopped_at_once = False
         self._order = 0
@@ -153,7 +155,7 @@ class CrawlDriver:
             if slot is not None:
                 self._busy[slot] += 1
             task = asyncio.create_task(self._fetch(url))
-            self.pending[task] = (self._order, url)
+            self.pending[task] = (self._order, url, slot)
             self._order += 1
         return due
 
@@ -174,9 +176,8 @@ class CrawlDriver:
     def _record_done(self, done: set[asyncio.Task]) -> Iterator[StepRecord]:
         """Record the completed fetches ``done``, in selection order, each committed as it is yielded."""
         for task in sorted(done, key=lambda t: self.pending[t][0]):
-            _, url = self.pending.pop(task)
-            if self._slot is not None:
-                slot = self._slot(url)
+            _, url, slot = self.pending.pop(task)
+            if slot is not None:
                 self._busy[slot] -= 1
                 self._due.pop(slot, None)
             if task.cancelled():

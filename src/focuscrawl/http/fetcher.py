@@ -6,10 +6,16 @@ to us, and it is the faster of the two at high concurrency; its server half also
 web in ``focuscrawl.webs.serve``, so the project has one HTTP stack).
 
 Politeness is per host (or, with ``politeness="domain"``, per registered domain: ``a.example.org`` and
-``b.example.org`` then share one schedule): at most ``per_host_concurrency`` requests in flight and
-``min_delay`` seconds (or the site's robots.txt Crawl-delay, or a 429/503 back-off) between the end of one
-request and the start of the next. A request waits for its host's turn inside ``fetch``, so many fetches can be in
-flight at once without any of them breaking a host's schedule.
+``b.example.org`` then share one schedule; with ``politeness="ip"``, per resolved address, as Nutch's
+``fetcher.queue.mode=byIP``: every host name of one server shares its schedule): at most ``per_host_concurrency``
+requests in flight and ``min_delay`` seconds (or the site's robots.txt Crawl-delay, or a 429/503 back-off) between
+the end of one request and the start of the next. A request waits for its host's turn inside ``fetch``, so many
+fetches can be in flight at once without any of them breaking a host's schedule.
+
+Per address, the schedule of a request is that of the address the resolver (``http.safety.CachingResolver``, the
+address guard's, with its TTL cache) gives first, which is the one its connection tries first: resolving the host
+for the guard and for the schedule is one lookup. A host whose lookup fails sends nothing and keeps a schedule of
+its own name; ``slot(url)``, which a crawl driver asks before any lookup, names the host until it is resolved.
 
 ``fetch`` never raises for network or HTTP trouble: a refused, unreachable or broken URL is a Page
 with status 0 and an ``error``, because on the real web that is an ordinary outcome of a crawl step.
@@ -217,13 +223,16 @@ class HttpFetcher:
         redirects: list[str] = []
         retries = 0
         while True:
-            reason = self.refusal(current) or await self._address_refusal(current)
+            reason = self.refusal(current)
+            if reason is None:
+                slot, reason = await self._resolved_slot(current)
             if reason is None and cfg.obey_robots:
                 rules = await self.robots.rules(current)
-                state = self._hosts.setdefault(self.slot(current), _HostState())
+                state = self._hosts.setdefault(slot, _HostState())
                 delay = rules.crawl_delay(cfg.robots_agent)
-                if cfg.politeness == "domain" and state.crawl_delay is not None:
-                    delay = max(delay or 0.0, state.crawl_delay)  # the hosts of a domain: the slowest asked for
+                if cfg.politeness != "host" and state.crawl_delay is not None:
+                    # The hosts of a domain or of an address: the slowest any of them asked for.
+                    delay = max(delay or 0.0, state.crawl_delay)
                 state.crawl_delay = delay
                 if rules.disallow_all:
                     reason = f"disallowed by robots.txt: unavailable (status {rules.status}), retried later"
@@ -290,22 +299,43 @@ class HttpFetcher:
 
     # -- one HTTP exchange, politely ---------------------------------------------------------------
     async def _address_refusal(self, url: str) -> str | None:
+        return (await self._resolved_slot(url))[1]
+
+    async def _resolved_slot(self, url: str) -> tuple[str, str | None]:
+        """(the slot of ``url`` once its host is resolved, why it will not be fetched or None): the address guard's
+        lookup (cached for ``dns_ttl``) names the address of a per-address schedule too."""
+        host = host_of(url)
         try:
-            await self.resolver.addresses(host_of(url))
+            addresses = await self.resolver.addresses(host)
         except BlockedAddressError as exc:
-            return f"refused address: {exc}"
+            return host, f"refused address: {exc}"
         except OSError as exc:
-            return str(exc)
-        return None
+            return host, str(exc)
+        return self._slot_of(host, addresses[0]), None
+
+    def _slot_of(self, host: str, address: str | None) -> str:
+        politeness = self.config.politeness
+        if politeness == "domain":
+            return registered_domain(host)
+        if politeness == "ip" and address is not None:
+            return address  # an IP literal's slot too; a name never reads as an address, so the two never meet
+        return host
 
     def slot(self, url: str) -> str:
-        """Whose schedule a request to ``url`` waits for: its host's, or its registered domain's."""
+        """Whose schedule a request to ``url`` waits for: its host's, its registered domain's, or its address's
+        (as last resolved; the host's own until it is: ``fetch`` resolves before it takes its turn)."""
         host = host_of(url)
-        return registered_domain(host) if self.config.politeness == "domain" else host
+        if self.config.politeness != "ip":
+            return self._slot_of(host, None)
+        return self._slot_of(host, self.resolver.known_address(host))
 
     def site_slots(self, site: str) -> tuple[str, ...]:
         """The slots of the URLs of a crawl's site (``focuscrawl.urls.site_of``: a host without ``www.``)."""
-        return (registered_domain(site),) if self.config.politeness == "domain" else (site, f"www.{site}")
+        if self.config.politeness == "domain":
+            return (registered_domain(site),)
+        if self.config.politeness == "ip":
+            return tuple(dict.fromkeys(self._slot_of(h, self.resolver.known_address(h)) for h in (site, f"www.{site}")))
+        return (site, f"www.{site}")
 
     @property
     def slot_capacity(self) -> int:
@@ -337,14 +367,16 @@ class HttpFetcher:
         """Seconds until politeness lets a request in ``slot`` (``slot(url)``) start, 0 if it could start now;
         while a robots.txt of the slot is being fetched (``prepare``), at least the delay that follows it. A crawl
         driver starts the fetches that can send at once before those that would wait inside ``fetch``."""
+        if self.config.politeness == "ip" and slot not in self._hosts:
+            # A host named before it was resolved (a fetch of it waiting in the driver since): its address's turn.
+            slot = self._slot_of(slot, self.resolver.known_address(slot))
         wait = self._slot_ready_in(slot)
         if slot in self._preparing:
             wait = max(wait, self.config.min_delay)
         return wait
 
     async def _request(self, url: str, max_bytes: int, *, html_only: bool) -> _Response:
-        host = self.slot(url)
-        refused = await self._address_refusal(url)  # before taking a politeness slot
+        host, refused = await self._resolved_slot(url)  # before taking a politeness slot
         if refused is not None:
             return _Response(0, error=refused)
         state = await self._acquire(host)

@@ -133,6 +133,22 @@ class CachingResolver(AbstractResolver):
     def override_for(self, host: str) -> tuple[str, int] | None:
         return self.overrides.get(host.lower())
 
+    def known_address(self, host: str) -> str | None:
+        """The address a connection to ``host`` tries first (``addresses(host)[0]``) as far as it is known without
+        a lookup: an override, an IP literal, or the last answer cached, even past its TTL (the next ``addresses``
+        renews it). None when ``host`` was never resolved, its lookup failed, or every address is refused."""
+        host = host.lower().strip("[]")
+        override = self.overrides.get(host)
+        if override is not None:
+            ips = [override[0]]
+        else:
+            entry = self._cache.get(host)
+            if entry is not None:
+                ips = [] if isinstance(entry[1], str) else [ip for ip, _family in entry[1]]
+            else:
+                ips = [host] if is_ip(host) else []
+        return next((ip for ip in ips if self._allows(ip)), None)
+
     async def addresses(self, host: str) -> list[str]:
         """The allowed IPs of ``host``; raises BlockedAddressError or OSError when there are none."""
         host = host.lower().strip("[]")

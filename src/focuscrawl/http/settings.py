@@ -32,11 +32,12 @@ class FetchConfig(BaseModel):
     robots_error_ttl: float = Field(600.0, ge=0, description="how long a site whose robots.txt is unreachable "
                                     "stays disallowed")
     max_concurrency: int = Field(64, ge=1, description="requests in flight over all hosts")
-    per_host_concurrency: int = Field(1, ge=1, description="requests in flight to one host (or domain)")
-    politeness: Literal["host", "domain"] = Field("host", description="host: each host its own schedule; domain: "
-                                                  "one per registered domain")
-    min_delay: float = Field(1.0, ge=0, description="seconds between requests to one host (end of one to start "
-                             "of the next)")
+    per_host_concurrency: int = Field(1, ge=1, description="requests in flight to one host (or domain, or address)")
+    politeness: Literal["host", "domain", "ip"] = Field("host", description="host: each host its own schedule; "
+                                                        "domain: one per registered domain; ip: one per resolved "
+                                                        "address (the first a connection tries)")
+    min_delay: float = Field(1.0, ge=0, description="seconds between requests to one host (or domain, or address: "
+                             "end of one to start of the next)")
     max_crawl_delay: float = Field(60.0, ge=0, description="robots.txt Crawl-delay above this is clipped")
     throttle_retries: int = Field(2, ge=0, description="retries of a 429/503 answer, after waiting as the server "
                                   "asked")
