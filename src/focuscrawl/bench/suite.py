@@ -21,6 +21,7 @@ import time
 import zlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -56,6 +57,14 @@ SRC_HINTS = {"debian": "SRC: a folder for the downloaded index"}
 
 class SuiteError(ValueError):
     """The suite cannot run as asked: unknown suite, missing web, no row selected, ..."""
+
+
+class SuiteWorkerLost(RuntimeError):
+    """A row's worker process died under the suite (killed, or out of memory): the rows finished are kept."""
+
+    def __init__(self, row: str, finished: int):
+        super().__init__(f"the process running row {row} died (killed, or out of memory); {finished} row(s) "
+                         "finished and are kept: run the same command again to go on")
 
 
 class SuiteRow(BaseModel):
@@ -341,6 +350,9 @@ def run_suite(suite: Suite, planned: Sequence[PlannedRow], out: Path, *, jobs: i
                 except ValueError as exc:  # a user's mistake found by the row (an unknown topic, ...)
                     pool.shutdown(cancel_futures=True)
                     raise SuiteError(f"row {item.row.label}: {exc}") from None
+                except BrokenProcessPool:  # the machine killed a worker (out of memory, a kill): not the user's
+                    pool.shutdown(cancel_futures=True)
+                    raise SuiteWorkerLost(item.row.label, len(summaries)) from None
                 aucs = ", ".join(f"{entry['strategy']} {entry['auc_ratio_mean']:.3f}"
                                  for entry in summaries[item.row.slug]["strategies"] if entry["strategy"] != ORACLE)
                 say(f"[{len(summaries)}/{len(planned)}] {item.row.label} done after "

@@ -21,6 +21,7 @@ from focuscrawl.bench.suite import (
     QUICK_SETTINGS,
     TABLE_HEADERS,
     SuiteError,
+    SuiteWorkerLost,
     find_suite,
     load_suite,
     plan_rows,
@@ -29,7 +30,7 @@ from focuscrawl.bench.suite import (
     table_title,
 )
 from focuscrawl.builder import check_strategies
-from focuscrawl.cli.common import console, describe_validation_error, fail, out, run
+from focuscrawl.cli.common import MACHINE_FAILURE, console, describe_validation_error, fail, out, run
 from focuscrawl.config import BenchConfig, RunSettings, load_config
 from focuscrawl.strategies import PRESETS, STRATEGIES
 from focuscrawl.strategies.registry import installed
@@ -120,8 +121,11 @@ def _bench_suite(name: str, given: dict, overrides: list[str], *, webs: Path, jo
                                                            f"{'-quick' if quick else ''}")
     planned = run(lambda: plan_rows(suite, webs=webs, out=out_dir, half=half, pattern=rows, quick=quick, given=given,
                                     overrides=overrides, mess=mess, say=progress))
-    result = run(lambda: run_suite(suite, planned, out_dir, jobs=jobs or os.cpu_count() or 1, quick=quick,
-                                   rerun=rerun, progress=progress))
+    try:
+        result = run(lambda: run_suite(suite, planned, out_dir, jobs=jobs or os.cpu_count() or 1, quick=quick,
+                                       rerun=rerun, progress=progress))
+    except SuiteWorkerLost as exc:
+        fail(str(exc), MACHINE_FAILURE)
     _print_suite(result)
     out.print(f"results in {out_dir}/ (suite.json, suite.md, suite.png, one folder per row in rows/)"
               + (f"  [{QUICK_LABEL}]" if quick else ""))
