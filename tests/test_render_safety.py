@@ -190,11 +190,14 @@ def files_holding(folder: Path, text: str) -> list[Path]:
 
 @pytest.mark.slow
 @needs_browser
-def test_a_download_is_refused_and_nothing_is_written(tmp_path, monkeypatch):
+@pytest.mark.parametrize("sandbox", [True, False])
+def test_a_download_is_refused_and_nothing_is_written(tmp_path, monkeypatch, sandbox):
+    """Both ways: a browser run by root without the sandbox could write Playwright's artifacts folder (made by
+    root), where an accepted download lands; the unprivileged account could not, but has its own home."""
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # Playwright's driver keeps downloads (its artifacts) under it
 
     async def go():
-        renderer = Renderer(CHROMIUM, timeout=60, settle_ms=1500)
+        renderer = Renderer(CHROMIUM, timeout=60, settle_ms=1500, sandbox=sandbox)
         try:
             dom = await renderer.render("http://c.test/", DOWNLOADER)
             launch = renderer._launch
@@ -218,7 +221,8 @@ def test_webrtc_sends_no_packet():
     page = f"""<html><body><p id=out>no candidate</p><script>
 const pc = new RTCPeerConnection({{iceServers: [{{urls: 'stun:127.0.0.1:{stun.getsockname()[1]}'}}]}});
 pc.createDataChannel('leak');
-pc.onicecandidate = e => {{ if (e.candidate) document.getElementById('out').textContent += ' ' + e.candidate.candidate; }};
+const out = document.getElementById('out');
+pc.onicecandidate = e => {{ if (e.candidate) out.textContent += ' ' + e.candidate.candidate; }};
 pc.createOffer().then(offer => pc.setLocalDescription(offer));
 </script></body></html>"""
 
@@ -264,6 +268,26 @@ def test_a_50_mb_dom_is_cut_to_max_body_bytes_with_a_log_line(caplog):
                         r"max_body_bytes \(1,000,000 bytes\): cut to it", line), line
 
 
+@pytest.mark.slow
+@needs_browser
+def test_a_page_cannot_undo_the_cut_by_replacing_what_reads_the_dom():
+    """The DOM is read in an isolated world: a page that redefines slice and outerHTML in its own changes nothing."""
+    page = ("<p>the real text</p><div hidden id=d></div><script>d.textContent = 'x'.repeat(5e6);"
+            "String.prototype.slice = function () { return this + ''; };"
+            "Object.defineProperty(Element.prototype, 'outerHTML', {get() { return 'spoofed'.repeat(1e6); }});"
+            "</script>")
+
+    async def go():
+        renderer = Renderer(CHROMIUM, timeout=60, max_dom_bytes=100_000)
+        try:
+            return await renderer.render("http://c.test/", page), renderer.stats
+        finally:
+            await renderer.aclose()
+
+    dom, stats = run(go())
+    assert "the real text" in dom and "spoofed" not in dom and len(dom) == 100_000 and stats.truncated == 1
+
+
 def test_the_fetcher_gives_its_renderer_the_settings():
     config = FetchConfig(render="auto", max_body_bytes=12_345, render_sandbox=False, render_user="daemon")
     renderer = HttpFetcher(config).renderer
@@ -272,6 +296,7 @@ def test_the_fetcher_gives_its_renderer_the_settings():
 
 
 # -- CI --------------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_ci_fails_when_it_cannot_install_chromium(tmp_path):
     """.ci/run with no chromium on PATH and an apt-get that fails stops with one error line (it used to warn and
     go on, and the browser tests then skipped)."""

@@ -75,7 +75,8 @@ def crawl_cmd(
                                  "include": include or None, "exclude": exclude or None, "max_depth": max_depth,
                                  "content_types": content_type or None},
                           fetch={"politeness": politeness, "render": render,
-                                 "render_sandbox": False if render_no_sandbox else None}, workers=workers, ray_address=ray_address)
+                                 "render_sandbox": False if render_no_sandbox else None},
+                          workers=workers, ray_address=ray_address)
         return open_crawler(cfg)
 
     if repair:

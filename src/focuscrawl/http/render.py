@@ -26,6 +26,7 @@ to ``max_dom_bytes`` (the fetcher's ``max_body_bytes``) before it reaches the cr
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 import time
@@ -56,7 +57,8 @@ SETTLE_MS = 50
 LOAD_WAIT_MS = 2000
 # The page's DOM once it has loaded and its timers have had SETTLE_MS: what the crawler parses, cut inside the
 # browser to maxChars (a script can build a DOM of any size: only the cut part crosses to the crawler), and its
-# length in characters.
+# length in characters. Run in an isolated world (_Tab.render), whose built-ins and DOM getters the page's
+# scripts cannot replace: a page that redefines String.prototype.slice or outerHTML changes nothing here.
 _DOM_AFTER_LOAD = """async ([settleMs, loadWaitMs, maxChars]) => {
   const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
   const start = performance.now();
@@ -101,8 +103,10 @@ class _Tab:
     """A browser page that renders one document after another (a new page costs a renderer process, several times
     the time of a render in a page that exists: benchmarks/render_cost.py). Between renders it rests on about:blank."""
 
-    def __init__(self, page: Any):
+    def __init__(self, page: Any, devtools: Any, frame_id: str):
         self.page = page
+        self.devtools = devtools  # a DevTools protocol session on the page, for the isolated world
+        self.frame_id = frame_id  # its main frame's, the same for each document it shows
         self.body = b""
         self.served = True
 
@@ -123,7 +127,14 @@ class _Tab:
         self.body, self.served = html.encode("utf-8"), False
         # Not wait_until="load": a navigation the page starts (answered 204 above) would leave goto waiting.
         await self.page.goto(url, wait_until="commit")
-        dom, length = await self.page.evaluate(_DOM_AFTER_LOAD, [settle_ms, LOAD_WAIT_MS, max_chars])
+        world = await self.devtools.send("Page.createIsolatedWorld", {"frameId": self.frame_id,
+                                                                      "worldName": "focuscrawl"})
+        answer = await self.devtools.send("Runtime.evaluate", {
+            "expression": f"({_DOM_AFTER_LOAD})({json.dumps([settle_ms, LOAD_WAIT_MS, max_chars])})",
+            "contextId": world["executionContextId"], "awaitPromise": True, "returnByValue": True})
+        if "exceptionDetails" in answer:
+            raise RuntimeError(answer["exceptionDetails"].get("text", "the DOM could not be read"))
+        dom, length = answer["result"]["value"]
         await self.page.goto("about:blank")  # the document's timers stop; its memory goes
         return dom, length
 
@@ -197,7 +208,9 @@ class Renderer:
         if self._idle:
             return self._idle.pop()
         page = await context.new_page()
-        tab = _Tab(page)
+        devtools = await context.new_cdp_session(page)
+        tree = await devtools.send("Page.getFrameTree")
+        tab = _Tab(page, devtools, tree["frameTree"]["frame"]["id"])
         await page.route("**/*", tab.answer)
         page.on("popup", lambda popup: asyncio.ensure_future(_close_quietly(popup)))
         return tab
