@@ -2,8 +2,9 @@
 from scripts, ``never`` misses them, ``auto`` and ``always`` find them, ``auto`` leaves plain pages alone, and a
 render sends the server nothing.
 
-The browser tests drive Debian's chromium through Playwright (the render extra) and skip without either; the
-rule, the settings and the one-line errors for a missing extra or browser are tested without them.
+The browser tests drive Debian's chromium through Playwright (the render extra) and skip without either (under
+.ci/run they fail: conftest.needs_tool); the rule, the settings and the one-line errors for a missing extra or
+browser are tested without them. What keeps a render from hurting the user: tests/test_render_safety.py.
 """
 
 from __future__ import annotations
