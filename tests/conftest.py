@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -14,6 +15,28 @@ from focuscrawl.webs.serve import serve_web
 from focuscrawl.webs.store import WebWriter
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+# .ci/run sets this: there, a test that needs a tool the run installs (Debian's chromium) fails without it instead of
+# skipping, so that a failed install cannot quietly take the browser tests away and leave CI green.
+UNDER_CI = os.environ.get("FOCUSCRAWL_CI") == "1"
+
+
+def needs_tool(available: bool, reason: str) -> pytest.MarkDecorator:
+    """A mark for tests that need ``available``: skipped without it on a developer's machine, failed under CI."""
+    if available:
+        return pytest.mark.skipif(False, reason=reason)
+    return pytest.mark.missing_under_ci(reason) if UNDER_CI else pytest.mark.skip(reason=reason)
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "missing_under_ci(reason): a tool CI must have is missing; the test fails")
+
+
+def pytest_runtest_setup(item) -> None:
+    missing = item.get_closest_marker("missing_under_ci")
+    if missing is not None:
+        pytest.fail(f"FOCUSCRAWL_CI=1 (.ci/run) and this test cannot run: {missing.args[0]}", pytrace=False)
+
 
 BIRD_WORDS = "bird feather wing nest egg beak flight migration songbird plumage"
 OTHER_WORDS = "train railway station engine track locomotive carriage timetable signal freight"

@@ -25,7 +25,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import BIRD_WORDS, OTHER_WORDS, _text, build_tiny_web
+from conftest import BIRD_WORDS, OTHER_WORDS, _text, build_tiny_web, needs_tool
 from typer.testing import CliRunner
 
 from focuscrawl.bench.runner import run_benchmark
@@ -46,8 +46,8 @@ from focuscrawl.webs.store import WebWriter
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 CHROMIUM = shutil.which("chromium")
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium package is not installed "
-                                    "(.ci/run installs it): the browser tests need a real headless Chromium")
+needs_chromium = needs_tool(CHROMIUM is not None, "Debian's chromium package is not installed (.ci/run installs it): "
+                           "the browser tests need a real headless Chromium")
 HOSTILE_TITLE = '<script>alert("x")</script> & <b>bold</b>'
 
 

@@ -2,8 +2,9 @@
 from scripts, ``never`` misses them, ``auto`` and ``always`` find them, ``auto`` leaves plain pages alone, and a
 render sends the server nothing.
 
-The browser tests drive Debian's chromium through Playwright (the render extra) and skip without either; the
-rule, the settings and the one-line errors for a missing extra or browser are tested without them.
+The browser tests drive Debian's chromium through Playwright (the render extra) and skip without either (under
+.ci/run they fail: conftest.needs_tool); the rule, the settings and the one-line errors for a missing extra or
+browser are tested without them. What keeps a render from hurting the user: tests/test_render_safety.py.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from conftest import BIRD_WORDS, OTHER_WORDS, _text
+from conftest import BIRD_WORDS, OTHER_WORDS, _text, needs_tool
 from typer.testing import CliRunner
 
 from focuscrawl import extras
@@ -32,8 +33,8 @@ from focuscrawl.webs.store import OfflineWeb, WebWriter
 
 CHROMIUM = shutil.which("chromium")
 PLAYWRIGHT = importlib.util.find_spec("playwright") is not None
-needs_browser = pytest.mark.skipif(CHROMIUM is None or not PLAYWRIGHT, reason="rendering needs Debian's chromium "
-                                   "and the render extra (pip install 'focuscrawl[render]')")
+needs_browser = needs_tool(CHROMIUM is not None and PLAYWRIGHT, "rendering needs Debian's chromium and the render "
+                           "extra (pip install 'focuscrawl[render]')")
 
 A, B = "http://a.test", "http://b.test"
 SCRIPTED = [f"{A}/s{i}" for i in range(4)]  # pages with links that only their script adds

@@ -54,6 +54,9 @@ def crawl_cmd(
     render: Annotated[Optional[str], typer.Option(help="run pages' JavaScript in Chromium (the render extra): never "
                                               "(default), auto (pages whose inline scripts write links) or always; "
                                               "a render sends no request")] = None,
+    render_no_sandbox: Annotated[bool, typer.Option("--render-no-sandbox", help="run --render's browser without "
+                                                    "Chromium's sandbox, where it cannot run (page scripts are "
+                                                    "untrusted: at your own risk)")] = False,
     workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="distributed: N shards (Ray actors) "
                                                    "owning a partition of the hosts each; starts a local Ray "
                                                    "runtime unless --ray-address is given")] = None,
@@ -75,7 +78,9 @@ def crawl_cmd(
                           scope={"allowed_domains": allow_domain or None, "denied_domains": deny_domain or None,
                                  "include": include or None, "exclude": exclude or None, "max_depth": max_depth,
                                  "content_types": content_type or None},
-                          fetch={"politeness": politeness, "render": render}, workers=workers, ray_address=ray_address)
+                          fetch={"politeness": politeness, "render": render,
+                                 "render_sandbox": False if render_no_sandbox else None},
+                          workers=workers, ray_address=ray_address)
         return open_crawler(cfg)
 
     if repair:

@@ -52,7 +52,8 @@ def read_inputs(config: CrawlConfig) -> CrawlInputs:
     if config.web:
         OfflineWeb(resolve_web_dir(config.web)).close()  # a directory that is not an offline web says so here
     if config.fetch.render != "never":
-        check_renderer(config.fetch.render_browser)  # the render extra and a Chromium, or one line
+        fetch = config.fetch  # the render extra, a Chromium and its sandbox, or one line
+        check_renderer(fetch.render_browser, sandbox=fetch.render_sandbox, user=fetch.render_user)
     hosts = read_hosts_map(Path(config.hosts_map)) if config.hosts_map is not None else None
     judge = None
     if config.judge is not None:  # a module that does not import, a model file that does not load: one line now

@@ -161,7 +161,8 @@ class HttpFetcher:
         self._session: aiohttp.ClientSession | None = None
         self.requests = 0
         self.renderer = None if config.render == "never" else Renderer(
-            config.render_browser, timeout=config.render_timeout, concurrency=config.render_concurrency)
+            config.render_browser, timeout=config.render_timeout, concurrency=config.render_concurrency,
+            sandbox=config.render_sandbox, user=config.render_user, max_dom_bytes=config.max_body_bytes)
         self.render_stats = self.renderer.stats if self.renderer is not None else RenderStats()
 
     # -- lifecycle -------------------------------------------------------------------------------

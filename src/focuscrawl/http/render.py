@@ -15,45 +15,57 @@ sockets). So a render costs the site nothing and politeness is untouched; the pr
 page's *inline* scripts run: links built by an external script file (most single-page applications) stay
 unseen. Each render gets a time limit and a slot among ``concurrency``; one browser serves a crawl,
 started at the first render and closed with the fetcher.
+
+**A render cannot hurt the user.** The page's scripts are untrusted, so the browser runs with Chromium's
+sandbox on, as an unprivileged account when the crawler is root (``http/browser_launch.py``, which refuses
+rendering with one line where the sandbox cannot run); downloads are denied, WebRTC sends nothing (its UDP
+goes to address literals, past the two guards above), and the DOM a script builds is cut inside the browser
+to ``max_dom_bytes`` (the fetcher's ``max_body_bytes``) before it reaches the crawler.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import re
-import shutil
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
 
-from focuscrawl.extras import MissingExtra, require
+from focuscrawl.extras import require
+from focuscrawl.http.browser_launch import (
+    DEFAULT_RENDER_USER,
+    PURPOSE,
+    BrowserLaunch,
+    SandboxUnavailable,
+    check_sandbox,
+    find_browser,
+    prepare_launch,
+)
 from focuscrawl.types import Link
 
-RENDER_MODES = ("never", "auto", "always")
-PURPOSE = "JavaScript rendering (--render)"
+logger = logging.getLogger(__name__)
 
-# Debian's chromium, started as the project's other browser tests start it; Playwright adds --headless and a
-# fresh --user-data-dir of its own (it refuses one in ``args``) and deletes that at close.
-CHROMIUM_FLAGS = (
-    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-    # No name or address resolves: the page's document comes from memory, and nothing else may leave.
-    "--host-resolver-rules=MAP * ~NOTFOUND",
-)
+RENDER_MODES = ("never", "auto", "always")
 # After the load event, timers a page sets to build its menu (setTimeout(f, 0) and the like) get this long.
 SETTLE_MS = 50
 # The load event is polled for (readyState), not listened to, and waited for this long at most: a navigation
 # the page starts before it loads (answered 204 below) can stop the document loading, so that load never fires.
 LOAD_WAIT_MS = 2000
-# The page's DOM once it has loaded and its timers have had SETTLE_MS: what the crawler parses.
-_DOM_AFTER_LOAD = """async ([settleMs, loadWaitMs]) => {
+# The page's DOM once it has loaded and its timers have had SETTLE_MS: what the crawler parses, cut inside the
+# browser to maxChars (a script can build a DOM of any size: only the cut part crosses to the crawler), and its
+# length in characters. Run in an isolated world (_Tab.render), whose built-ins and DOM getters the page's
+# scripts cannot replace: a page that redefines String.prototype.slice or outerHTML changes nothing here.
+_DOM_AFTER_LOAD = """async ([settleMs, loadWaitMs, maxChars]) => {
   const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
   const start = performance.now();
   while (document.readyState !== 'complete' && performance.now() - start < loadWaitMs) await sleep(10);
   await sleep(settleMs);
-  return document.documentElement.outerHTML;
+  const html = document.documentElement.outerHTML;
+  return [html.length > maxChars ? html.slice(0, maxChars) : html, html.length];
 }"""
 
 
@@ -69,6 +81,7 @@ class RenderStats:
     failures: int = 0
     seconds: float = 0.0  # wall time of the renders, failed ones included, from when each had its slot
     links_added: int = 0  # outlinks of rendered pages that their HTML alone did not have (the fetcher counts)
+    truncated: int = 0  # rendered DOMs longer than max_dom_bytes, cut to it
 
     @property
     def ms_per_page(self) -> float:
@@ -76,28 +89,24 @@ class RenderStats:
         return 1000.0 * self.seconds / renders if renders else 0.0
 
 
-def find_browser(executable: str | None = None) -> str:
-    """The Chromium to render with: ``executable`` if given, else ``chromium`` on PATH; or a MissingExtra."""
-    found = shutil.which(executable or "chromium")
-    if found is None:
-        where = executable or "no chromium on PATH"
-        raise MissingExtra(f"{PURPOSE} needs Chromium: {where} is not an executable (Debian: apt-get install "
-                           "chromium; or set fetch.render_browser=PATH)")
-    return found
-
-
-def check_renderer(executable: str | None = None) -> str:
-    """Before a crawl starts: the extra is installed and the browser found (one clear line if not)."""
+def check_renderer(executable: str | None = None, *, sandbox: bool = True, user: str = DEFAULT_RENDER_USER) -> str:
+    """Before a crawl starts: the extra is installed, the browser found and, unless ``sandbox`` is False, Chromium's
+    sandbox can run (http/browser_launch.py); one clear line if not."""
     require("playwright", "render", PURPOSE)
-    return find_browser(executable)
+    found = find_browser(executable)
+    if sandbox:
+        check_sandbox(user)
+    return found
 
 
 class _Tab:
     """A browser page that renders one document after another (a new page costs a renderer process, several times
     the time of a render in a page that exists: benchmarks/render_cost.py). Between renders it rests on about:blank."""
 
-    def __init__(self, page: Any):
+    def __init__(self, page: Any, devtools: Any, frame_id: str):
         self.page = page
+        self.devtools = devtools  # a DevTools protocol session on the page, for the isolated world
+        self.frame_id = frame_id  # its main frame's, the same for each document it shows
         self.body = b""
         self.served = True
 
@@ -113,13 +122,21 @@ class _Tab:
         else:
             await route.abort("blockedbyclient")
 
-    async def render(self, url: str, html: str, settle_ms: int) -> str:
+    async def render(self, url: str, html: str, settle_ms: int, max_chars: int) -> tuple[str, int]:
+        """The DOM after the page's scripts, at most ``max_chars`` of it, and its whole length in characters."""
         self.body, self.served = html.encode("utf-8"), False
         # Not wait_until="load": a navigation the page starts (answered 204 above) would leave goto waiting.
         await self.page.goto(url, wait_until="commit")
-        dom = await self.page.evaluate(_DOM_AFTER_LOAD, [settle_ms, LOAD_WAIT_MS])
+        world = await self.devtools.send("Page.createIsolatedWorld", {"frameId": self.frame_id,
+                                                                      "worldName": "focuscrawl"})
+        answer = await self.devtools.send("Runtime.evaluate", {
+            "expression": f"({_DOM_AFTER_LOAD})({json.dumps([settle_ms, LOAD_WAIT_MS, max_chars])})",
+            "contextId": world["executionContextId"], "awaitPromise": True, "returnByValue": True})
+        if "exceptionDetails" in answer:
+            raise RuntimeError(answer["exceptionDetails"].get("text", "the DOM could not be read"))
+        dom, length = answer["result"]["value"]
         await self.page.goto("about:blank")  # the document's timers stop; its memory goes
-        return dom
+        return dom, length
 
 
 class Renderer:
@@ -129,13 +146,21 @@ class Renderer:
     reuse a page each (``_Tab``): each is a new document, so no script state carries over, and per-site
     storage does as in any browser, with no request to carry it anywhere; a page whose render failed (a
     script that never ends) is closed and replaced.
+
+    The browser runs with Chromium's sandbox on (``sandbox=False`` turns it off), as ``user`` when the crawler is
+    root (http/browser_launch.py); it accepts no download, and a DOM longer than ``max_dom_bytes`` is cut to it.
     """
 
     def __init__(self, executable: str | None = None, *, timeout: float = 10.0, concurrency: int = 2,
-                 settle_ms: int = SETTLE_MS):
+                 settle_ms: int = SETTLE_MS, sandbox: bool = True, user: str = DEFAULT_RENDER_USER,
+                 max_dom_bytes: int = 4 * 1024 * 1024):
         self.executable = executable
         self.timeout = timeout
         self.settle_ms = settle_ms
+        self.sandbox = sandbox
+        self.user = user
+        self.max_dom_bytes = max_dom_bytes
+        self._launch: BrowserLaunch | None = None
         self._slots = asyncio.Semaphore(concurrency)
         self._starting = asyncio.Lock()
         self._playwright: Any = None
@@ -156,25 +181,36 @@ class Renderer:
             executable = find_browser(self.executable)
             async_api = require("playwright.async_api", "render", PURPOSE)
             try:
-                self._playwright = await async_api.async_playwright().start()
-                self._browser = await self._playwright.chromium.launch(
-                    executable_path=executable, headless=True, args=list(CHROMIUM_FLAGS),
-                    timeout=max(30.0, self.timeout) * 1000)
-                self._context = await self._browser.new_context(service_workers="block")
-                # Pages a script opens (window.open) have no _Tab: their requests are refused here.
-                await self._context.route("**/*", lambda route: route.abort("blockedbyclient"))
+                await self._launch_browser(async_api, executable)
+            except SandboxUnavailable as exc:  # the crawl checked this first (check_renderer); Python callers may not
+                self._launch_error = str(exc)
+                raise RenderError(self._launch_error) from None
             except Exception as exc:  # noqa: BLE001 - whatever stops the browser, the crawl goes on without renders
                 await self._stop()
                 self._launch_error = f"{executable} did not start: {str(exc).splitlines()[0][:300]}"
                 raise RenderError(self._launch_error) from None
             return self._context
 
+    async def _launch_browser(self, async_api: Any, executable: str) -> None:
+        self._launch = launch = await asyncio.to_thread(prepare_launch, executable, sandbox=self.sandbox,
+                                                        user=self.user)
+        self._playwright = await async_api.async_playwright().start()
+        self._browser = await self._playwright.chromium.launch(
+            executable_path=launch.executable_path, args=list(launch.args), chromium_sandbox=launch.chromium_sandbox,
+            headless=True, timeout=max(30.0, self.timeout) * 1000)
+        # No download is accepted: Chromium is told to deny them, so none is written anywhere.
+        self._context = await self._browser.new_context(service_workers="block", accept_downloads=False)
+        # Pages a script opens (window.open) have no _Tab: their requests are refused here.
+        await self._context.route("**/*", lambda route: route.abort("blockedbyclient"))
+
     async def _tab(self) -> _Tab:
         context = await self._start()
         if self._idle:
             return self._idle.pop()
         page = await context.new_page()
-        tab = _Tab(page)
+        devtools = await context.new_cdp_session(page)
+        tree = await devtools.send("Page.getFrameTree")
+        tab = _Tab(page, devtools, tree["frameTree"]["frame"]["id"])
         await page.route("**/*", tab.answer)
         page.on("popup", lambda popup: asyncio.ensure_future(_close_quietly(popup)))
         return tab
@@ -190,11 +226,14 @@ class Renderer:
             try:
                 async with asyncio.timeout(self.timeout):
                     tab = await self._tab()
-                    dom = await tab.render(url, html, self.settle_ms)
+                    dom, length = await tab.render(url, html, self.settle_ms, self.max_dom_bytes)
             except TimeoutError:
                 await self._discard(tab)
                 self.stats.failures += 1
                 raise RenderError(f"render timed out after {self.timeout:g} s") from None
+            except RenderError:  # the browser would not start: said once, as it is
+                self.stats.failures += 1
+                raise
             except Exception as exc:  # noqa: BLE001 - a page that breaks the browser is a failed render, not a crash
                 await self._discard(tab)
                 self.stats.failures += 1
@@ -203,15 +242,25 @@ class Renderer:
                 self.stats.seconds += time.monotonic() - started
             self._idle.append(tab)
             self.stats.pages += 1
+            return self._capped(url, dom, length)
+
+    def _capped(self, url: str, dom: str, length: int) -> str:
+        """``dom`` (at most max_dom_bytes characters of a DOM ``length`` long) cut to max_dom_bytes bytes of UTF-8."""
+        encoded = dom.encode("utf-8", "surrogatepass")
+        if length <= len(dom) and len(encoded) <= self.max_dom_bytes:
             return dom
+        self.stats.truncated += 1
+        logger.warning("render of %s: the DOM its scripts built is %s characters, over max_body_bytes (%s bytes): "
+                       "cut to it", url, f"{length:,}", f"{self.max_dom_bytes:,}")
+        return encoded[:self.max_dom_bytes].decode("utf-8", "ignore")
 
     async def _discard(self, tab: _Tab | None) -> None:
         if tab is not None:
             await _close_quietly(tab.page, self.timeout)
 
     async def _stop(self) -> None:
-        browser, playwright = self._browser, self._playwright
-        self._browser = self._playwright = self._context = None
+        browser, playwright, launch = self._browser, self._playwright, self._launch
+        self._browser = self._playwright = self._context = self._launch = None
         self._idle.clear()
         try:
             if browser is not None:
@@ -219,6 +268,8 @@ class Renderer:
         finally:
             if playwright is not None:
                 await playwright.stop()
+            if launch is not None:  # after the browser closed: its profile and home go
+                launch.cleanup()
 
     async def aclose(self) -> None:
         async with self._starting:

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from focuscrawl import __version__
+from focuscrawl.http.browser_launch import DEFAULT_RENDER_USER
 from focuscrawl.http.render import RENDER_MODES
 from focuscrawl.urls import MAX_URL_LENGTH
 
@@ -74,6 +75,11 @@ class FetchConfig(BaseModel):
                                   "keeps its HTML's links")
     render_concurrency: int = Field(2, ge=1, description="renders at once: each keeps a core busy")
     render_browser: str | None = Field(None, description="the Chromium executable (None: chromium on PATH)")
+    render_sandbox: bool = Field(True, description="run the browser with Chromium's sandbox (a crawl refuses to "
+                                 "render where it cannot run); false (--render-no-sandbox): page scripts run "
+                                 "without it, at the user's risk")
+    render_user: str = Field(DEFAULT_RENDER_USER, description="the unprivileged account (name or uid) the browser "
+                             "runs as when the crawler runs as root, which Chromium's sandbox refuses")
 
     @field_validator("render")
     @classmethod
