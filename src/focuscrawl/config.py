@@ -109,6 +109,9 @@ class CrawlConfig(RunSettings):
 
     seeds: list[str] = Field(default_factory=list, description="seed URLs (in addition to seeds_file)")
     seeds_file: Path | None = Field(None, description="file of seed URLs, one per line, # comments")
+    seeds_from_sitemap: list[str] = Field(default_factory=list, description="seeds read from these sitemaps, "
+                                          "sitemap indexes or sites (their robots.txt's Sitemap: lines, else "
+                                          "/sitemap.xml), over HTTP when the crawl starts (focuscrawl.http.sitemaps)")
     topic: Path | None = Field(None, description="topic directory (see `focuscrawl topic init`)")
     out: Path | None = Field(None, description="run folder")
     strategy: str = Field("adaptive", description="strategy or preset (focuscrawl strategies)")
@@ -145,6 +148,24 @@ class CrawlConfig(RunSettings):
         # version's user agent), and what was not given make_fetcher may fill in (a loopback web's, the scope's).
         return fetch.model_dump(mode=info.mode, exclude_unset=True)
 
+    @field_validator("seeds_from_sitemap", mode="before")
+    @classmethod
+    def _comma_list(cls, value: Any) -> Any:
+        items = [value] if isinstance(value, str) else value
+        if isinstance(items, list | tuple):
+            return [part.strip() for item in items for part in str(item).split(",") if part.strip()]
+        return value
+
+    @model_validator(mode="after")
+    def _sitemaps_over_http(self) -> CrawlConfig:
+        if self.seeds_from_sitemap and self.web:
+            raise ValueError("--seeds-from-sitemap reads sitemaps over HTTP, which an offline web (--web) has none "
+                             "of: give its seeds with --seeds")
+        if self.seeds_from_sitemap and (self.workers is not None or self.ray_address):
+            raise ValueError("--seeds-from-sitemap is read by a crawl in one process: for a distributed one, give "
+                             "the URLs as --seeds (focuscrawl.http.sitemaps.sitemap_urls lists them)")
+        return self
+
     @model_validator(mode="after")
     def _render_over_http(self) -> CrawlConfig:
         if self.web and self.fetch.render != "never":
@@ -153,7 +174,7 @@ class CrawlConfig(RunSettings):
         return self
 
     # What makes two runs the same crawl: changing any of these on resume would make the replay diverge.
-    IDENTITY_FIELDS: ClassVar[tuple[str, ...]] = ("seeds", "topic", "strategy", "options", "seed", "max_per_domain",
+    IDENTITY_FIELDS: ClassVar[tuple[str, ...]] = ("seeds", "seeds_from_sitemap", "topic", "strategy", "options", "seed", "max_per_domain",
                                         "max_outlinks", "reward_model", "scope", "defences")
 
     def all_seeds(self) -> list[str]:
@@ -167,6 +188,8 @@ class CrawlConfig(RunSettings):
         data = self.model_dump(mode="json", include=set(self.IDENTITY_FIELDS))
         data["seeds"] = self.all_seeds()
         data["topic"] = str(Path(self.topic).resolve()) if self.topic else None
+        if not self.seeds_from_sitemap:
+            del data["seeds_from_sitemap"]  # as run folders made before sitemaps recorded it: they resume
         if self.scope.is_default():
             del data["scope"]  # as run folders made before scopes existed recorded it: they resume
         if not self.defences.enabled:

@@ -44,7 +44,7 @@ from focuscrawl.storage.harvest import HarvestWriter
 from focuscrawl.storage.pages import PagesWriter
 from focuscrawl.storage.state import StateStore, StepRecord
 from focuscrawl.storage.warc import WarcOutput
-from focuscrawl.types import Page
+from focuscrawl.types import Page, StepEvent
 
 
 class Fetcher(Protocol):
@@ -56,6 +56,19 @@ class Fetcher(Protocol):
     """
 
     async def fetch(self, url: str) -> Page: ...
+
+    async def aclose(self) -> None: ...
+
+
+class SideReadings(Protocol):
+    """Readings a crawl makes besides its fetches, whose links reach the policy when they end (a site's sitemap on
+    entering it: ``focuscrawl.crawl.sitemaps.SitemapOffers``). ``tasks``: those in flight."""
+
+    tasks: dict[asyncio.Task, object]
+
+    def recorded(self, url: str, page: Page, event: StepEvent) -> None: ...
+
+    def offer(self, task: asyncio.Task) -> int: ...
 
     async def aclose(self) -> None: ...
 
@@ -75,6 +88,7 @@ class CrawlDriver:
         concurrency: int = 8,
         checkpoint_every: int = 0,
         before_commit: Callable[[], None] | None = None,
+        sitemaps: SideReadings | None = None,
     ):
         self.engine = engine
         self.fetcher = fetcher
@@ -85,6 +99,7 @@ class CrawlDriver:
         self.concurrency = max(1, concurrency)
         self.checkpoint_every = checkpoint_every
         self.before_commit = before_commit  # raises to keep a step from being committed (a lost lock)
+        self.sitemaps = sitemaps  # a site's sitemap offered to the policy on entering it (crawl.sitemaps)
         self.pending: dict[asyncio.Task, tuple[int, str]] = {}
         self.stopping = False
         self.stopped_at_once = False
@@ -122,17 +137,27 @@ class CrawlDriver:
         try:
             while True:
                 due = self._start_fetches(queue)
-                if not self.pending:
+                # sitemaps being read may bring links: the crawl is not over while one is (unless it is stopping,
+                # or its budget is spent)
+                side = (list(self.sitemaps.tasks) if self.sitemaps is not None and not self.stopping
+                        and not self.engine.done else [])
+                if not self.pending and not side:
                     if self._waiting_count and not self.stopping and self._may_start():
                         continue  # a waiting selection starts now, ready or not: nothing else is in flight
                     break
-                done, _ = await asyncio.wait(self.pending, timeout=due, return_when=asyncio.FIRST_COMPLETED)
-                for record in self._record_done(done):
+                done, _ = await asyncio.wait([*self.pending, *side], timeout=due,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                for task in side:
+                    if task in done:
+                        self.sitemaps.offer(task)
+                for record in self._record_done({task for task in done if task in self.pending}):
                     yield record
                 if self.stopped_at_once:
                     break
         finally:
             await self._abandon_pending()
+            if self.sitemaps is not None:
+                await self.sitemaps.aclose()
 
     def _start_fetches(self, queue: list[str]) -> float | None:
         """Start fetches while fewer than ``concurrency`` are in flight: waiting selections whose host is ready, then
@@ -268,6 +293,8 @@ class CrawlDriver:
 
     def _complete(self, url: str, page: Page, fetch_s: float, result=None) -> StepRecord:
         event = self.engine.record(url, page, fetch_s)
+        if self.sitemaps is not None:
+            self.sitemaps.recorded(url, page, event)
         record = StepRecord.of(event, page, fetch_s, time.time())
         if self.warc is not None:
             record.warc_end = self.warc.write(url, page, result)
