@@ -24,7 +24,7 @@ from focuscrawl.config import CrawlConfig, load_config
 from focuscrawl.crawl import Crawler
 from focuscrawl.http.fetcher import HttpFetcher
 from focuscrawl.http.settings import FetchConfig
-from focuscrawl.http.sitemaps import SitemapError, parse_sitemap, read_sitemaps
+from focuscrawl.http.sitemaps import SitemapError, parse_sitemap, read_sitemaps, sitemap_urls
 from focuscrawl.webs.serve import serve_web
 from focuscrawl.webs.store import WebWriter
 
@@ -238,6 +238,13 @@ def test_a_crawl_entering_a_site_is_offered_its_sitemap_and_resumes_with_it(web_
     off, log = crawl(web_dir, topic, tmp_path / "off", budget=30, fetch={"sitemaps": False})
     assert {r["url"] for r in off} == {"http://site.test/", "http://site.test/a", "http://site.test/b"}
     assert not any(r.path != "/robots.txt" and r.path not in ("/", "/a", "/b") for r in log)
+    # seeds from a sitemap, from Python: they replace the topic's seeds.txt, and a resume keeps them
+    seeded, log = crawl(web_dir, topic, tmp_path / "seeded", budget=2, seeds_from_sitemap=["http://site.test/list.txt"],
+                        fetch={"sitemaps": False})
+    assert [(r["url"], r["depth"]) for r in seeded] == [("http://site.test/a", 0), ("http://site.test/b", 0)]
+    seeded, log = crawl(web_dir, topic, tmp_path / "seeded", budget=3, seeds_from_sitemap=["http://site.test/list.txt"],
+                        fetch={"sitemaps": False})
+    assert not any(r.path == "/list.txt" for r in log)  # resumed with the seeds it recorded
 
 
 def test_sitemaps_settings_are_in_the_one_settings_system():
@@ -281,5 +288,7 @@ def test_cli_seeds_from_sitemap_and_its_error(web_dir, tmp_path):
             "(sitemap http://site.test/missing.xml: HTTP 404; sitemap http://site.test/page.xml: not a sitemap (its "
             "root element is <html>))"]
         assert not empty.exists()  # the mistake left no run folder behind
+        found = sitemap_urls("http://site.test/", FetchConfig.loopback(server.server.hosts, min_delay=0))
+        assert "http://site.test/hidden" in found.urls  # the same, synchronously from Python
     finally:
         server.close()

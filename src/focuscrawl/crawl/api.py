@@ -53,6 +53,7 @@ class Crawler(BaseCrawler):
         self._loop: asyncio.AbstractEventLoop | None = None
         self.repaired: dict[str, int] = {}
         self._steps_known = False  # whether stats.steps counts the folder's pages yet (they are read on open)
+        self._opened = False  # whether the run's parts were opened (then closing them closes the fetcher too)
 
     @classmethod
     def resume(cls, out: str | Path, *, fetcher: Fetcher | None = None, **overrides) -> Crawler:
@@ -105,22 +106,27 @@ class Crawler(BaseCrawler):
             raise store_failure(exc, self.out / STATE_FILE, self.stats.steps if self._steps_known else None) from None
 
     async def _run(self, inputs: CrawlInputs) -> AsyncIterator[StepRecord]:
+        fetcher = await self._sitemap_seeds(inputs)  # a new crawl's, before its folder is made: a mistake leaves none
+        try:
+            async with aclosing(self._run_in_folder(inputs, fetcher)) as steps:
+                async for record in steps:
+                    yield record
+        finally:
+            if fetcher is not None and self._fetcher is None and not self._opened:
+                await fetcher.aclose()  # the folder could not be opened: nothing else closes it
+
+    async def _run_in_folder(self, inputs: CrawlInputs, fetcher: Fetcher | None) -> AsyncIterator[StepRecord]:
         config = self.config
         started = time.monotonic()
         opened: OpenRun | None = None
         failed = False
-        fetcher = await self._sitemap_seeds(inputs)  # a new crawl's, before its folder is made: a mistake leaves none
+        self._opened = False
         with RunFolder(self.out) as folder:
             try:
                 if config.seeds_from_sitemap and fetcher is None:  # resumed: the seeds the crawl started from
                     inputs.seeds = folder.recorded_seeds() or inputs.seeds
-                try:
-                    opened = open_run(folder, config, inputs, fetcher=fetcher or self._fetcher,
-                                      on_message=apply_message)
-                except BaseException:
-                    if fetcher is not None and self._fetcher is None:
-                        await fetcher.aclose()
-                    raise
+                opened = open_run(folder, config, inputs, fetcher=fetcher or self._fetcher, on_message=apply_message)
+                self._opened = True
                 store, outputs = opened.store, opened.outputs
                 self.repaired = outputs.repaired
                 resumed = store.step_count()

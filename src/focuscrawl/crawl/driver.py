@@ -29,6 +29,11 @@ Such a fetcher that also names the slots of a site (``site_slots``) lets the dri
 selection while fetches are in flight, which hosts a fetch could start on now (``CrawlEngine.next_selection(ready)``,
 ``Policy.select_ready``): a policy that takes the hint picks its best URL among those, instead of its best URLs
 waiting here one per host per delay.
+
+Readings besides the fetches (``sitemaps``: a site's sitemap, read when the crawl first enters the site,
+``focuscrawl.crawl.sitemaps``) run as tasks the driver waits for with its fetches: the crawl is not over while one
+may still bring links (unless the budget is spent or it is stopping), and each one's links reach the engine, and
+the log, as soon as it ends.
 """
 
 from __future__ import annotations
