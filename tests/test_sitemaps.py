@@ -149,7 +149,8 @@ def test_sitemaps_plain_gzipped_indexes_and_robots_announced_over_http(web_dir):
     found, _ = read(web_dir, "http://site.test/index.xml")
     assert found.files == ["http://site.test/index.xml", "http://site.test/sitemap.xml", "http://site.test/pages.xml.gz"]
     assert found.urls == ["http://site.test/a", "http://site.test/hidden", "http://site.test/b", "http://www.site.test/c"]
-    assert found.problems == ["sitemap http://site.test/index.xml: 1 entries dropped (not http(s) URLs of its own site)"]
+    assert found.problems == ["sitemap http://site.test/index.xml: 1 entries dropped (not http(s) URLs of its own "
+                              "site)"]
     # a site: the sitemaps its robots.txt names, including one on other.test that may list site.test's pages
     found, log = read(web_dir, "http://site.test/")
     assert set(found.files) == {"http://site.test/index.xml", "http://site.test/sitemap.xml",

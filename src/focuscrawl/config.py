@@ -174,8 +174,9 @@ class CrawlConfig(RunSettings):
         return self
 
     # What makes two runs the same crawl: changing any of these on resume would make the replay diverge.
-    IDENTITY_FIELDS: ClassVar[tuple[str, ...]] = ("seeds", "seeds_from_sitemap", "topic", "strategy", "options", "seed", "max_per_domain",
-                                        "max_outlinks", "reward_model", "scope", "defences")
+    IDENTITY_FIELDS: ClassVar[tuple[str, ...]] = ("seeds", "seeds_from_sitemap", "topic", "strategy", "options",
+                                                  "seed", "max_per_domain", "max_outlinks", "reward_model", "scope",
+                                                  "defences")
 
     def all_seeds(self) -> list[str]:
         seeds = list(self.seeds)

@@ -24,8 +24,8 @@ from pathlib import Path
 from focuscrawl.config import CrawlConfig
 from focuscrawl.crawl.base import BaseCrawler, ProgressCallback, RunStats, recorded_config
 from focuscrawl.crawl.distributed import DistributedCrawler
-from focuscrawl.crawl.driver import CrawlDriver, Fetcher
 from focuscrawl.crawl.distributed.messages import apply_message
+from focuscrawl.crawl.driver import CrawlDriver, Fetcher
 from focuscrawl.crawl.inputs import CrawlInputs, make_fetcher
 from focuscrawl.crawl.open_run import OpenRun, open_run
 from focuscrawl.crawl.run_folder import Outputs, RunFolder

@@ -260,7 +260,8 @@ class HttpFetcher:
                 retries = 0
                 continue
             result = self._result(url, current, response, redirects, started)
-            if html_only and self.renderer is not None and response.is_html and result.page.ok and not result.page.error:
+            page = result.page
+            if html_only and self.renderer is not None and response.is_html and page.ok and not page.error:
                 await self._render(result)
             return result
 
