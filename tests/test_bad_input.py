@@ -156,6 +156,10 @@ def test_damaged_topic_directories(tmp_path, capsys, name, content):
     (["--strategy", "oracle"], "reads ground truth"),
     (["-s", "options.no-such-strategy.x=1"], "unknown strategy 'no-such-strategy'"),
     (["--seeds", "{tmp}/empty.txt", "--strategy", "bfs"], "no seeds"),
+    (["--web", "embedded", "--seeds-from-sitemap", "http://a.test/"], "reads sitemaps over HTTP"),
+    (["--seeds-from-sitemap", "http://a.test/", "--workers", "2"], "is read by a crawl in one process"),
+    (["--seeds-from-sitemap", "ftp://a.test/"], "ftp://a.test/: not an http(s) URL"),
+    (["-s", "fetch.sitemap_max_urls=0"], "setting fetch.sitemap_max_urls: Input should be greater than or equal"),
 ])
 def test_a_crawl_checks_its_inputs_before_it_writes_or_trains_anything(tmp_path, capsys, mistake, expected):
     # A topic from a few words: training its model builds word vectors on a fresh machine, minutes before a

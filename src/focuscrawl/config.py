@@ -134,6 +134,9 @@ class CrawlConfig(RunSettings):
 
     seeds: list[str] = Field(default_factory=list, description="seed URLs (in addition to seeds_file)")
     seeds_file: Path | None = Field(None, description="file of seed URLs, one per line, # comments")
+    seeds_from_sitemap: list[str] = Field(default_factory=list, description="seeds read from these sitemaps, "
+                                          "sitemap indexes or sites (their robots.txt's Sitemap: lines, else "
+                                          "/sitemap.xml), over HTTP when the crawl starts (focuscrawl.http.sitemaps)")
     topic: Path | None = Field(None, description="topic directory (see `focuscrawl topic init`)")
     out: Path | None = Field(None, description="run folder")
     strategy: str = Field("adaptive", description="strategy or preset (focuscrawl strategies)")
@@ -170,6 +173,24 @@ class CrawlConfig(RunSettings):
         # version's user agent), and what was not given make_fetcher may fill in (a loopback web's, the scope's).
         return fetch.model_dump(mode=info.mode, exclude_unset=True)
 
+    @field_validator("seeds_from_sitemap", mode="before")
+    @classmethod
+    def _comma_list(cls, value: Any) -> Any:
+        items = [value] if isinstance(value, str) else value
+        if isinstance(items, list | tuple):
+            return [part.strip() for item in items for part in str(item).split(",") if part.strip()]
+        return value
+
+    @model_validator(mode="after")
+    def _sitemaps_over_http(self) -> CrawlConfig:
+        if self.seeds_from_sitemap and self.web:
+            raise ValueError("--seeds-from-sitemap reads sitemaps over HTTP, which an offline web (--web) has none "
+                             "of: give its seeds with --seeds")
+        if self.seeds_from_sitemap and (self.workers is not None or self.ray_address):
+            raise ValueError("--seeds-from-sitemap is read by a crawl in one process: for a distributed one, give "
+                             "the URLs as --seeds (focuscrawl.http.sitemaps.sitemap_urls lists them)")
+        return self
+
     @model_validator(mode="after")
     def _render_over_http(self) -> CrawlConfig:
         if self.web and self.fetch.render != "never":
@@ -178,8 +199,9 @@ class CrawlConfig(RunSettings):
         return self
 
     # What makes two runs the same crawl: changing any of these on resume would make the replay diverge.
-    IDENTITY_FIELDS: ClassVar[tuple[str, ...]] = ("seeds", "topic", "strategy", "options", "seed", "max_per_domain",
-                                        "max_outlinks", "reward_model", "judge", "scope", "defences")
+    IDENTITY_FIELDS: ClassVar[tuple[str, ...]] = ("seeds", "seeds_from_sitemap", "topic", "strategy", "options",
+                                                  "seed", "max_per_domain", "max_outlinks", "reward_model", "judge",
+                                                  "scope", "defences")
 
     def all_seeds(self) -> list[str]:
         seeds = list(self.seeds)
@@ -196,6 +218,8 @@ class CrawlConfig(RunSettings):
             del data["judge"]  # as run folders made before judges existed recorded it: they resume
         else:
             data["judge"] = judge_identity(self.judge)  # a model file retrained in place is another judge
+        if not self.seeds_from_sitemap:
+            del data["seeds_from_sitemap"]  # as run folders made before sitemaps recorded it: they resume
         if self.scope.is_default():
             del data["scope"]  # as run folders made before scopes existed recorded it: they resume
         if not self.defences.enabled:

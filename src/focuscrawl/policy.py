@@ -42,7 +42,8 @@ fetched it, with only the links this shard owns (memo None, as for a URL the pol
 ``ShardAware``: ``adopt`` for a strategy that must not learn from a page it did not fetch (TRES), and
 ``parameters`` / ``combine_parameters`` / ``load_parameters`` / ``combine_every`` for one whose learning the
 shards pool or average (adaptive, TRES). A single-process crawl never uses any of it, but for ``adopt``:
-``focuscrawl.scrapy`` hands a policy the links of a page Scrapy fetched outside it the same way.
+``focuscrawl.scrapy`` hands a policy the links of a page Scrapy fetched outside it the same way, and a crawl over
+HTTP the URLs of a site's sitemap, as links of the first page it fetched there (``focuscrawl.crawl.sitemaps``).
 
 Polite crawls (the HTTP driver with fetches in flight) call ``select_ready(ready)`` instead of ``select``:
 ``ready(host)`` says whether a fetch from that host could start now, or must wait for the host's politeness

@@ -103,9 +103,11 @@ class Observation:
     classifier, never from ground truth. ``links`` are the page's outlinks after the engine's closure
     and per-domain filtering.
 
-    ``foreign`` (distributed crawls only, ``Policy.adopt``): the page was fetched by another shard, which
-    owns its host; ``links`` are its outlinks to hosts this shard owns. The selection is a bare one
-    (``memo`` None) and ``step`` is this shard's step count: nothing of this policy's was fetched.
+    ``foreign`` (``Policy.adopt``): links that are not a fetch of one of this policy's selections. In a distributed
+    crawl the page was fetched by another shard, which owns its host, and ``links`` are its outlinks to hosts this
+    shard owns; in a Scrapy crawl the page was fetched outside the policy; in a crawl over HTTP ``links`` are the
+    URLs of the page's site's sitemap (the page: the first the crawl fetched on it). The selection is a bare one
+    (``memo`` None) and ``step`` is this crawl's (shard's) step count: nothing of this policy's was fetched.
     """
 
     step: int

@@ -18,6 +18,9 @@ from focuscrawl.storage.layout import SHARDS_DIR
 
 def crawl_cmd(
     seeds: Annotated[Optional[Path], typer.Option("--seeds", help="file of seed URLs, one per line")] = None,
+    seeds_from_sitemap: Annotated[Optional[list[str]], typer.Option(
+        "--seeds-from-sitemap", metavar="URL", help="seeds read from a sitemap, a sitemap index (gzipped or not) or "
+        "a site's robots.txt Sitemap: lines, else its /sitemap.xml (repeatable, or a comma list)")] = None,
     topic: Annotated[Optional[Path], typer.Option("--topic", help="topic directory (focuscrawl topic init)")] = None,
     out: Annotated[Path, typer.Option("-o", "--out", help="run folder; an existing one is resumed")] = ...,
     strategy: Annotated[Optional[str], typer.Option(help="crawling strategy (focuscrawl strategies)")] = None,
@@ -72,7 +75,8 @@ def crawl_cmd(
 
     def prepare() -> BaseCrawler:
         stored = read_effective_config(out)
-        cfg = load_config(CrawlConfig, config, set_ or (), base=stored, seeds_file=seeds, topic=topic, out=out,
+        cfg = load_config(CrawlConfig, config, set_ or (), base=stored, seeds_file=seeds,
+                          seeds_from_sitemap=seeds_from_sitemap, topic=topic, out=out,
                           strategy=strategy, budget=budget, web=web, hosts_map=hosts_map, concurrency=concurrency,
                           warc=warc, seed=seed, judge=judge, max_per_domain=max_per_domain, progress=progress,
                           scope={"allowed_domains": allow_domain or None, "denied_domains": deny_domain or None,

@@ -24,10 +24,13 @@ from pathlib import Path
 from focuscrawl.config import CrawlConfig
 from focuscrawl.crawl.base import BaseCrawler, ProgressCallback, RunStats, recorded_config
 from focuscrawl.crawl.distributed import DistributedCrawler
+from focuscrawl.crawl.distributed.messages import apply_message
 from focuscrawl.crawl.driver import CrawlDriver, Fetcher
-from focuscrawl.crawl.inputs import CrawlInputs
+from focuscrawl.crawl.inputs import CrawlInputs, make_fetcher
 from focuscrawl.crawl.open_run import OpenRun, open_run
 from focuscrawl.crawl.run_folder import Outputs, RunFolder
+from focuscrawl.crawl.sitemaps import SitemapOffers, sitemap_seeds
+from focuscrawl.http.fetcher import HttpFetcher
 from focuscrawl.storage import STATE_FILE, StepRecord
 from focuscrawl.storage.failures import MachineError, StoreDamagedError, store_failure
 
@@ -50,6 +53,7 @@ class Crawler(BaseCrawler):
         self._loop: asyncio.AbstractEventLoop | None = None
         self.repaired: dict[str, int] = {}
         self._steps_known = False  # whether stats.steps counts the folder's pages yet (they are read on open)
+        self._opened = False  # whether the run's parts were opened (then closing them closes the fetcher too)
 
     @classmethod
     def resume(cls, out: str | Path, *, fetcher: Fetcher | None = None, **overrides) -> Crawler:
@@ -102,13 +106,27 @@ class Crawler(BaseCrawler):
             raise store_failure(exc, self.out / STATE_FILE, self.stats.steps if self._steps_known else None) from None
 
     async def _run(self, inputs: CrawlInputs) -> AsyncIterator[StepRecord]:
+        fetcher = await self._sitemap_seeds(inputs)  # a new crawl's, before its folder is made: a mistake leaves none
+        try:
+            async with aclosing(self._run_in_folder(inputs, fetcher)) as steps:
+                async for record in steps:
+                    yield record
+        finally:
+            if fetcher is not None and self._fetcher is None and not self._opened:
+                await fetcher.aclose()  # the folder could not be opened: nothing else closes it
+
+    async def _run_in_folder(self, inputs: CrawlInputs, fetcher: Fetcher | None) -> AsyncIterator[StepRecord]:
         config = self.config
         started = time.monotonic()
         opened: OpenRun | None = None
         failed = False
+        self._opened = False
         with RunFolder(self.out) as folder:
             try:
-                opened = open_run(folder, config, inputs, fetcher=self._fetcher)
+                if config.seeds_from_sitemap and fetcher is None:  # resumed: the seeds the crawl started from
+                    inputs.seeds = folder.recorded_seeds() or inputs.seeds
+                opened = open_run(folder, config, inputs, fetcher=fetcher or self._fetcher, on_message=apply_message)
+                self._opened = True
                 store, outputs = opened.store, opened.outputs
                 self.repaired = outputs.repaired
                 resumed = store.step_count()
@@ -119,7 +137,8 @@ class Crawler(BaseCrawler):
                 self._driver = CrawlDriver(opened.engine, opened.fetcher, store, outputs.pages, outputs.harvest,
                                            outputs.warc, concurrency=config.concurrency,
                                            checkpoint_every=config.checkpoint_every,
-                                           before_commit=lambda: folder.check_lock(self.stats.steps))
+                                           before_commit=lambda: folder.check_lock(self.stats.steps),
+                                           sitemaps=self._sitemap_offers(opened))
                 if self._stop_requested:
                     self._driver.stop(self._stop_requested > 1)
                 async with aclosing(self._driver.run()) as steps:
@@ -135,6 +154,30 @@ class Crawler(BaseCrawler):
                 if opened is not None:
                     await self._close(folder, opened, started, report=not failed)
                 self._driver = None
+
+    async def _sitemap_seeds(self, inputs: CrawlInputs) -> Fetcher | None:
+        """For a new crawl with ``seeds_from_sitemap``: its seeds read from them (``inputs.seeds`` updated) with the
+        fetcher it will crawl with, which is returned (None: nothing to read)."""
+        config = self.config
+        if not config.seeds_from_sitemap or (self.out / STATE_FILE).exists():
+            return None
+        fetcher = self._fetcher if self._fetcher is not None else make_fetcher(config, inputs.hosts)
+        try:
+            if not isinstance(fetcher, HttpFetcher):
+                raise ValueError("--seeds-from-sitemap reads sitemaps over HTTP: this crawl's fetcher is not the "
+                                 "HTTP one")
+            inputs.seeds = await sitemap_seeds(fetcher, config.seeds_from_sitemap, inputs.seeds)
+        except BaseException:
+            if self._fetcher is None:
+                await fetcher.aclose()
+            raise
+        return fetcher
+
+    def _sitemap_offers(self, opened: OpenRun) -> SitemapOffers | None:
+        """Each site's sitemap offered on entering it: crawls over HTTP whose ``fetch.sitemaps`` is on."""
+        if self.config.web or not self.config.fetch.sitemaps or not isinstance(opened.fetcher, HttpFetcher):
+            return None
+        return SitemapOffers(opened.engine, opened.fetcher, opened.store)
 
     async def _close(self, folder: RunFolder, opened: OpenRun, started: float, report: bool) -> None:
         """Close the run; with ``report`` (it did not fail), write its summary (and plot) first."""

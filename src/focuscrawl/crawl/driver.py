@@ -29,6 +29,11 @@ Such a fetcher that also names the slots of a site (``site_slots``) lets the dri
 selection while fetches are in flight, which hosts a fetch could start on now (``CrawlEngine.next_selection(ready)``,
 ``Policy.select_ready``): a policy that takes the hint picks its best URL among those, instead of its best URLs
 waiting here one per host per delay.
+
+Readings besides the fetches (``sitemaps``: a site's sitemap, read when the crawl first enters the site,
+``focuscrawl.crawl.sitemaps``) run as tasks the driver waits for with its fetches: the crawl is not over while one
+may still bring links (unless the budget is spent or it is stopping), and each one's links reach the engine, and
+the log, as soon as it ends.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ from focuscrawl.storage.harvest import HarvestWriter
 from focuscrawl.storage.pages import PagesWriter
 from focuscrawl.storage.state import StateStore, StepRecord
 from focuscrawl.storage.warc import WarcOutput
-from focuscrawl.types import Page
+from focuscrawl.types import Page, StepEvent
 
 
 class Fetcher(Protocol):
@@ -56,6 +61,19 @@ class Fetcher(Protocol):
     """
 
     async def fetch(self, url: str) -> Page: ...
+
+    async def aclose(self) -> None: ...
+
+
+class SideReadings(Protocol):
+    """Readings a crawl makes besides its fetches, whose links reach the policy when they end (a site's sitemap on
+    entering it: ``focuscrawl.crawl.sitemaps.SitemapOffers``). ``tasks``: those in flight."""
+
+    tasks: dict[asyncio.Task, object]
+
+    def recorded(self, url: str, page: Page, event: StepEvent) -> None: ...
+
+    def offer(self, task: asyncio.Task) -> int: ...
 
     async def aclose(self) -> None: ...
 
@@ -75,6 +93,7 @@ class CrawlDriver:
         concurrency: int = 8,
         checkpoint_every: int = 0,
         before_commit: Callable[[], None] | None = None,
+        sitemaps: SideReadings | None = None,
     ):
         self.engine = engine
         self.fetcher = fetcher
@@ -85,6 +104,7 @@ class CrawlDriver:
         self.concurrency = max(1, concurrency)
         self.checkpoint_every = checkpoint_every
         self.before_commit = before_commit  # raises to keep a step from being committed (a lost lock)
+        self.sitemaps = sitemaps  # a site's sitemap offered to the policy on entering it (crawl.sitemaps)
         # A fetch in flight: (its order, its URL, the slot it was counted in). The slot is kept rather than asked again
         # at the end: a per-address slot changes once the fetch has resolved its host.
         self.pending: dict[asyncio.Task, tuple[int, str, str | None]] = {}
@@ -124,17 +144,27 @@ class CrawlDriver:
         try:
             while True:
                 due = self._start_fetches(queue)
-                if not self.pending:
+                # sitemaps being read may bring links: the crawl is not over while one is (unless it is stopping,
+                # or its budget is spent)
+                side = (list(self.sitemaps.tasks) if self.sitemaps is not None and not self.stopping
+                        and not self.engine.done else [])
+                if not self.pending and not side:
                     if self._waiting_count and not self.stopping and self._may_start():
                         continue  # a waiting selection starts now, ready or not: nothing else is in flight
                     break
-                done, _ = await asyncio.wait(self.pending, timeout=due, return_when=asyncio.FIRST_COMPLETED)
-                for record in self._record_done(done):
+                done, _ = await asyncio.wait([*self.pending, *side], timeout=due,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                for task in side:
+                    if task in done:
+                        self.sitemaps.offer(task)
+                for record in self._record_done({task for task in done if task in self.pending}):
                     yield record
                 if self.stopped_at_once:
                     break
         finally:
             await self._abandon_pending()
+            if self.sitemaps is not None:
+                await self.sitemaps.aclose()
 
     def _start_fetches(self, queue: list[str]) -> float | None:
         """Start fetches while fewer than ``concurrency`` are in flight: waiting selections whose host is ready, then
@@ -269,6 +299,8 @@ class CrawlDriver:
 
     def _complete(self, url: str, page: Page, fetch_s: float, result=None) -> StepRecord:
         event = self.engine.record(url, page, fetch_s)
+        if self.sitemaps is not None:
+            self.sitemaps.recorded(url, page, event)
         record = StepRecord.of(event, page, fetch_s, time.time())
         if self.warc is not None:
             record.warc_end = self.warc.write(url, page, result)

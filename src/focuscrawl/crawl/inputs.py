@@ -46,8 +46,9 @@ def read_inputs(config: CrawlConfig) -> CrawlInputs:
                                 "a crawl needs a topic directory (see `focuscrawl topic init`)")
     strategy = StrategyPlan(config, config.strategy)
     topic = load_topic_dir(config.topic)
-    seeds = config.all_seeds() or list(topic.seeds)
-    if not seeds:
+    # seeds from sitemaps are given seeds: read when the crawl starts (crawl.sitemaps), they replace seeds.txt's
+    seeds = config.all_seeds() or ([] if config.seeds_from_sitemap else list(topic.seeds))
+    if not seeds and not config.seeds_from_sitemap:
         raise ValueError("no seeds: give --seeds FILE or put seeds.txt in the topic directory")
     if config.web:
         OfflineWeb(resolve_web_dir(config.web)).close()  # a directory that is not an offline web says so here

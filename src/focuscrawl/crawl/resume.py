@@ -1,16 +1,15 @@
 """Resume: bring a freshly built engine to the last commit of a run folder's store.
 
-The one resume mechanism: the latest checkpoint (``CrawlEngine.snapshot``, taken every
-``checkpoint_every`` steps inside a step's transaction) is restored, then the operation log after it is
-replayed: each logged selection must be selected again by the (deterministic) policy (told, if it takes the polite
-hint, that only the selected URL's host is ready: ``_only_host_of``), each logged record
-feeds the stored page back to the engine, and in a distributed crawl each adopted message (links another
-shard found) is adopted again. Without a usable checkpoint the whole log is replayed, which
-gives the same state, only slower: ``resume`` does that when the checkpoint cannot be read (one of another
-format, written by another version of focuscrawl, among them: it says so in one line), and when the log diverges
-after it (a checkpoint that does not hold all of the policy's state, as `tres`'s once did: its
-networks' weight views came back from pickle as copies), so that only the log itself can make a run folder
-unresumable.
+The one resume mechanism: the latest checkpoint (``CrawlEngine.snapshot``, taken every ``checkpoint_every`` steps
+inside a step's transaction) is restored, then the operation log after it is replayed: each logged selection must be
+selected again by the (deterministic) policy (told, if it takes the polite hint, that only the selected URL's host
+is ready: ``_only_host_of``), each logged record feeds the stored page back to the engine, and each adopted message
+(links another shard found, in a distributed crawl; a site's sitemap offered on entering it,
+``focuscrawl.crawl.sitemaps``) is adopted again. Without a usable checkpoint the whole log is replayed, which gives
+the same state, only slower: ``resume`` does that when the checkpoint cannot be read (one of another format, written
+by another version of focuscrawl, among them: it says so in one line), and when the log diverges after it (a
+checkpoint that does not hold all of the policy's state, as `tres`'s once did: its networks' weight views came back
+from pickle as copies), so that only the log itself can make a run folder unresumable.
 """
 
 from __future__ import annotations

@@ -135,6 +135,18 @@ class RunFolder:
                               "use another run folder, or the same settings to resume it")
         return store
 
+    def recorded_seeds(self) -> list[str] | None:
+        """The seeds the crawl in this folder started from (None: it holds none yet); a crawl whose seeds were read
+        from sitemaps resumes with these, whatever the sitemaps list now."""
+        if not (self.path / STATE_FILE).exists():
+            return None
+        check_store(self.path / STATE_FILE)
+        store = StateStore(self.path / STATE_FILE)
+        try:
+            return None if store.is_new else list(store.get_meta("identity", {}).get("seeds", []))
+        finally:
+            store.close()
+
     def repair(self) -> RepairReport | None:
         """Salvage a damaged state store (``focuscrawl crawl --repair``); None when it is readable as it is."""
         if not (self.path / STATE_FILE).exists():

@@ -218,6 +218,15 @@ class HttpFetcher:
         return reason
 
     async def fetch_result(self, url: str) -> FetchResult:
+        return await self._follow(url, self.config.max_body_bytes, html_only=True)
+
+    async def fetch_document(self, url: str, max_bytes: int) -> FetchResult:
+        """Fetch ``url`` as ``fetch`` does (robots.txt, the address guard, politeness, redirects, throttling), but
+        whatever its type: ``body`` holds it, decoded of Content-Encoding and cut at ``max_bytes`` (``truncated``
+        says so). For documents that are not pages, such as sitemaps (``focuscrawl.http.sitemaps``)."""
+        return await self._follow(url, max_bytes, html_only=False)
+
+    async def _follow(self, url: str, max_bytes: int, *, html_only: bool) -> FetchResult:
         started = time.monotonic()
         cfg = self.config
         current = url
@@ -241,7 +250,7 @@ class HttpFetcher:
                     reason = "disallowed by robots.txt"
             if reason is not None:
                 return self._result(url, current, _Response(0, error=reason), redirects, started)
-            response = await self._request(current, cfg.max_body_bytes, html_only=True)
+            response = await self._request(current, max_bytes, html_only=html_only)
             if response.status in (429, 503) and retries < cfg.throttle_retries:
                 wait = self._host_ready_in(current)
                 if wait <= cfg.max_retry_after:
@@ -261,7 +270,8 @@ class HttpFetcher:
                 retries = 0
                 continue
             result = self._result(url, current, response, redirects, started)
-            if self.renderer is not None and response.is_html and result.page.ok and not result.page.error:
+            page = result.page
+            if html_only and self.renderer is not None and response.is_html and page.ok and not page.error:
                 await self._render(result)
             return result
 

@@ -19,6 +19,9 @@ from focuscrawl.urls import MAX_URL_LENGTH
 
 DEFAULT_USER_AGENT = f"focuscrawl/{__version__} (+https://github.com/focuscrawl/focuscrawl; focused research crawler)"
 ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309: parse at least the first 500 KiB
+# The sitemaps.org protocol's limits of one sitemap file: 50,000 URLs and 50 MiB (52,428,800 bytes) uncompressed.
+SITEMAP_MAX_URLS = 50_000
+SITEMAP_MAX_BYTES = 50 * 1024 * 1024
 
 
 class FetchConfig(BaseModel):
@@ -68,6 +71,17 @@ class FetchConfig(BaseModel):
                                               "over http (a web served on loopback)")
     dns_ttl: float = Field(300.0, ge=0, description="seconds a resolved address is kept")
     keep_html: bool = Field(True, description="Page.html holds the decoded document (for WARC writing)")
+    sitemaps: bool = Field(True, description="when a crawl over HTTP first enters a site, offer the URLs of its "
+                           "sitemaps (robots.txt Sitemap: lines, else /sitemap.xml) to the policy as links of the "
+                           "first page fetched there (focuscrawl.http.sitemaps)")
+    sitemap_max_urls: int = Field(SITEMAP_MAX_URLS, ge=1, description="URLs read from one site's sitemaps (or one "
+                                  "--seeds-from-sitemap URL's), at most; one sitemap file holds at most 50,000")
+    sitemap_max_bytes: int = Field(SITEMAP_MAX_BYTES, ge=1, description="bytes of one sitemap file, uncompressed, "
+                                   "at most (the protocol's 50 MiB); a longer one is read up to there")
+    sitemap_max_files: int = Field(20, ge=1, description="sitemap files (a sitemap index's children included) read "
+                                   "for one site or one --seeds-from-sitemap URL, at most")
+    sitemap_max_depth: int = Field(2, ge=0, description="sitemap indexes followed below the first file, at most "
+                                   "(the protocol has 1: an index of sitemaps)")
     render: str = Field("never", description="run HTML pages' scripts (http/render.py, the render extra): never, "
                         "auto (the pages needs_rendering picks: an inline script writes links) or always. Page.html "
                         "stays the document the server sent")
