@@ -45,7 +45,7 @@ def post(source: Source, date: datetime, author: str, tags: list[str]) -> str:
     """A post in Pelican's HTML reader format: metadata in <meta> tags, the body as it will show."""
     body = "\n".join(f"<p>{html.escape(paragraph)}</p>" for paragraph in source.paragraphs[:12])
     meta = {"date": date.strftime("%Y-%m-%d %H:%M"), "category": source.area, "tags": ", ".join(tags),
-            "author": author, "slug": slug(source.title)}
+            "author": author, "slug": slug(source.title), "lang": source.language}
     head = "\n".join(f'<meta name="{name}" content="{html.escape(value)}" />' for name, value in meta.items())
     return f"<html><head><title>{html.escape(source.title)}</title>\n{head}\n</head><body>\n{body}\n</body></html>\n"
 
