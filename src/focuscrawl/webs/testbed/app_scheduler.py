@@ -87,7 +87,8 @@ BASE_HTML = '''\
 <a href="{% url "week_calendar" "events" %}">{% trans "Week" %}</a> |
 <a href="{% url "day_calendar" "events" %}">{% trans "Day" %}</a> |
 <a href="{% url "calendar_ical" "1" %}">iCal</a>
-<span class="languages">{% for code, name, url in language_links %}<a href="{{ url }}" hreflang="{{ code }}">{{ name }}</a> {% endfor %}</span>
+<span class="languages">{% for code, name, url in language_links %}
+<a href="{{ url }}" hreflang="{{ code }}">{{ name }}</a>{% endfor %}</span>
 </nav>
 {% block body %}{% endblock %}
 </body></html>

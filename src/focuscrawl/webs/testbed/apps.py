@@ -88,11 +88,10 @@ def ensure_apps(apps_dir: Path | None = None, log=print) -> Path:
     if held == PINS:
         return apps_python(apps_dir)
     started = time.monotonic()
-    adding = bool(held) and set(held) < set(PINS)
-    wanted = [name for name in APPLICATIONS if not adding or name not in held]
+    anew, wanted = install_plan(held)
     log(f"installing {', '.join(wanted)} into {apps_dir} ...")
     ready.unlink(missing_ok=True)
-    if not adding:
+    if anew:
         run([sys.executable, "-m", "venv", "--clear", str(apps_dir)], "making the applications' virtualenv")
     constraints = apps_dir / "constraints.txt"
     constraints.write_text("\n".join(PINS) + "\n")
@@ -101,6 +100,14 @@ def ensure_apps(apps_dir: Path | None = None, log=print) -> Path:
     ready.write_text("\n".join(PINS) + "\n")
     log(f"installed in {time.monotonic() - started:.0f} s")
     return apps_python(apps_dir)
+
+
+def install_plan(held: list[str]) -> tuple[bool, list[str]]:
+    """(make the virtualenv anew?, applications to install) for a virtualenv that holds ``held`` pins: only
+    the missing applications when it holds an earlier subset of ``PINS``, all of them in a new one else."""
+    if held and set(held) < set(PINS):
+        return False, [name for name in APPLICATIONS if name not in held]
+    return True, list(APPLICATIONS)
 
 
 def apps_env() -> dict[str, str]:

@@ -29,8 +29,19 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-from focuscrawl.webs.debian import (DEFAULT_SUITE, MIRROR, _get, download_index, load_packages, long_description,
-                                    package_labels, project_url, read_release, release_hashes, stanzas)
+from focuscrawl.webs.debian import (
+    DEFAULT_SUITE,
+    MIRROR,
+    _get,
+    download_index,
+    load_packages,
+    long_description,
+    package_labels,
+    project_url,
+    read_release,
+    release_hashes,
+    stanzas,
+)
 from focuscrawl.webs.store import label_matches
 from focuscrawl.webs.testbed.sources import Source
 
