@@ -4,11 +4,11 @@ what each spent on each application and each kind of URL.
     python -m benchmarks.testbed OUT [--strategies adaptive,best-first] [--repeats 3] [--budget 1000] \
         [--in-flight 8] [--per-host 4] [--min-delay 0.05] [--seeds 5] [--run 0] [--json FILE] [--workdir DIR]
 
-The test bed is served once (``serve_testbed``: its web with ``focuscrawl web serve``, Trac, Datasette and the
-blog as their own servers). The topic directory is what ``focuscrawl bench`` gives an agent on the test bed's
-web (``init_from_web``: 20 + 80 example pages and run ``--run``'s seeds, all pages of the web: a crawl meets
-the applications only through the web's links into them). Each strategy crawls it ``--repeats`` times with
-``focuscrawl crawl``'s machinery, ``--in-flight`` requests at once, ``--per-host`` at once per host,
+The test bed is served once (``serve_testbed``: its web with ``focuscrawl web serve``, Trac, Datasette, the blog
+and the calendar as their own servers). The topic directory is what ``focuscrawl bench`` gives an agent on the
+test bed's web (``init_from_web``: 20 + 80 example pages and run ``--run``'s seeds, all pages of the web: a
+crawl meets the applications only through the web's links into them). Each strategy crawls it ``--repeats``
+times with ``focuscrawl crawl``'s machinery, ``--in-flight`` requests at once, ``--per-host`` at once per host,
 ``--min-delay`` between a host's requests, the crawl kept to the test bed's hosts (``scope.allowed_domains``:
 the applications link out, to trac.edgewall.org and others, which must not be fetched from here).
 
@@ -33,9 +33,9 @@ from focuscrawl.webs.store import OfflineWeb
 from focuscrawl.webs.testbed import UrlLabeller, read_manifest, serve_testbed
 from focuscrawl.webs.testbed.spend import relevant_urls, spend_of_run
 
-APPS = ("web", "trac", "datasette", "pelican")
-KIND_COLUMNS = ("web", "content", "history", "version", "diff", "timeline", "query", "listing", "archive", "row",
-                "export", "account", "help", "asset", "other")
+APPS = ("web", "trac", "datasette", "pelican", "scheduler")
+KIND_COLUMNS = ("web", "content", "history", "version", "diff", "timeline", "calendar", "occurrence", "translation",
+                "query", "listing", "archive", "row", "export", "account", "help", "asset", "other")
 
 
 def percent(count: int, total: int) -> str:

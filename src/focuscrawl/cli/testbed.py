@@ -14,9 +14,10 @@ import typer
 from focuscrawl.cli.common import console, fail, out, run
 from focuscrawl.webs import resolve_web_dir
 from focuscrawl.webs.testbed import build_testbed, serve_testbed
+from focuscrawl.webs.testbed.translations import LANGUAGES
 
-testbed_app = typer.Typer(help="Real web applications (Trac, Datasette, Pelican) filled with an offline web's "
-                               "texts, served beside it.", no_args_is_help=True)
+testbed_app = typer.Typer(help="Real web applications (Trac, Datasette, Pelican, django-scheduler) filled with an "
+                               "offline web's texts, served beside it.", no_args_is_help=True)
 
 
 @testbed_app.command("build")
@@ -28,15 +29,28 @@ def build_cmd(
     apps_dir: Annotated[Optional[Path], typer.Option(
         help="the applications' virtualenv (made when missing; default: ~/.cache/focuscrawl/testbed-apps)")] = None,
     overwrite: bool = False,
+    languages: Annotated[str, typer.Option(
+        help="languages of a third of the texts (Debian's translated package descriptions, downloaded once); "
+             "'none': all English")] = ",".join(LANGUAGES),
+    debian_index: Annotated[Optional[Path], typer.Option(
+        help="where Debian's index and translations are cached (default: ~/.cache/focuscrawl/debian/bookworm; "
+             "a folder `web build debian --download` filled is reused)")] = None,
 ) -> None:
-    """Fill Trac, Datasette and Pelican with WEB's texts (half of the TOPIC) and write OUT: the web with links
-    into them, the applications' data, manifest.json, labels.json (each URL's kind) and relevant.txt."""
+    """Fill Trac, Datasette, Pelican and a django-scheduler calendar with WEB's texts (half of the TOPIC; a
+    third in German, French and Spanish) and write OUT: the web with links into them, the applications' data,
+    manifest.json, labels.json (each URL's kind) and relevant.txt."""
+    chosen = () if languages.strip().lower() in ("", "none") else tuple(
+        code.strip() for code in languages.split(",") if code.strip())
+    if any(not code.isalpha() or code == "en" for code in chosen):
+        fail(f"--languages {languages!r}: give language codes other than en, e.g. de,fr,es (or 'none')")
     manifest = run(lambda: checked(lambda: build_testbed(resolve_web_dir(web_dir), out_dir, topic, seed=seed,
-                                                         apps_dir=apps_dir, overwrite=overwrite,
-                                                         log=console.print)))
+                                                         apps_dir=apps_dir, overwrite=overwrite, languages=chosen,
+                                                         debian_index=debian_index, log=console.print)))
     for app, entry in manifest["apps"].items():
+        languages = ", ".join(f"{code} {count}" for code, count in entry["languages"].items())
         out.print(f"  {app:<10} {entry['host']:<22} {entry['content_pages']:>5} content pages "
-                  f"({entry['relevant_pages']} of the topic): {entry['what']}", highlight=False)
+                  f"({entry['relevant_pages']} of the topic{'; ' + languages if languages else ''}): "
+                  f"{entry['what']}", highlight=False)
     out.print(f"{manifest['links_into_apps']} links from the web into them; built in {manifest['built_s']:.0f} s")
 
 

@@ -17,14 +17,17 @@ ARGV = ["{python}", "-m", "http.server", "--bind", "{ip}", "--directory", "{dir}
 FRONT = "/"
 AUTHORS = ("Ada Lovelace", "Alan Turing", "Grace Hopper", "Edsger Dijkstra")
 START = datetime(2021, 1, 1, tzinfo=timezone.utc)
+LANG = "en"  # the blog's DEFAULT_LANG
 CONFIG = """\
 SITENAME = "Test bed blog"
 SITEURL = {siteurl!r}
 RELATIVE_URLS = False
 TIMEZONE = "UTC"
-DEFAULT_LANG = "en"
+DEFAULT_LANG = {lang!r}
 DEFAULT_PAGINATION = 10
 ARTICLE_URL = ARTICLE_SAVE_AS = "posts/{{date:%Y}}/{{date:%m}}/{{slug}}.html"
+# A post in another language than DEFAULT_LANG: Pelican's "{{slug}}-{{lang}}.html", in the same folders.
+ARTICLE_LANG_URL = ARTICLE_LANG_SAVE_AS = "posts/{{date:%Y}}/{{date:%m}}/{{slug}}-{{lang}}.html"
 YEAR_ARCHIVE_URL = YEAR_ARCHIVE_SAVE_AS = "posts/{{date:%Y}}/index.html"
 MONTH_ARCHIVE_URL = MONTH_ARCHIVE_SAVE_AS = "posts/{{date:%Y}}/{{date:%m}}/index.html"
 FEED_ALL_ATOM = "feeds/all.atom.xml"
@@ -45,7 +48,7 @@ def post(source: Source, date: datetime, author: str, tags: list[str]) -> str:
     """A post in Pelican's HTML reader format: metadata in <meta> tags, the body as it will show."""
     body = "\n".join(f"<p>{html.escape(paragraph)}</p>" for paragraph in source.paragraphs[:12])
     meta = {"date": date.strftime("%Y-%m-%d %H:%M"), "category": source.area, "tags": ", ".join(tags),
-            "author": author, "slug": slug(source.title)}
+            "author": author, "slug": slug(source.title), "lang": source.language}
     head = "\n".join(f'<meta name="{name}" content="{html.escape(value)}" />' for name, value in meta.items())
     return f"<html><head><title>{html.escape(source.title)}</title>\n{head}\n</head><body>\n{body}\n</body></html>\n"
 
@@ -63,11 +66,12 @@ def build(python: Path, app_dir: Path, host: str, posts: list[Source], rng: rand
         date = START + timedelta(days=rng.uniform(0, 1000))
         tags = sorted({source.subject, *rng.sample(("notes", "reading", "links", "review", "draft ideas"), 2)})
         (content / f"post-{number:04d}.html").write_text(post(source, date, rng.choice(AUTHORS), tags))
-        items.append((source, f"/posts/{date:%Y}/{date:%m}/{slug(source.title)}.html"))
+        suffix = "" if source.language == LANG else f"-{source.language}"
+        items.append((source, f"/posts/{date:%Y}/{date:%m}/{slug(source.title)}{suffix}.html"))
     years = sorted({path.split("/")[2] for _, path in items})
     menu = [("Archives", "/archives.html"), ("Tags", "/tags.html"), ("Categories", "/categories.html"),
             ("Authors", "/authors.html")] + [(year, f"/posts/{year}/index.html") for year in years]
-    (app_dir / "pelicanconf.py").write_text(CONFIG.format(siteurl=f"http://{host}", menu=tuple(menu)))
+    (app_dir / "pelicanconf.py").write_text(CONFIG.format(siteurl=f"http://{host}", menu=tuple(menu), lang=LANG))
     run([str(python), "-m", "pelican", str(content), "-o", str(app_dir / "output"), "-s",
          str(app_dir / "pelicanconf.py"), "-q"], "pelican")
     return items

@@ -19,6 +19,7 @@ PINS = """
 Trac==1.6
 datasette==0.65.5
 pelican==4.12.0
+django-scheduler==0.12.0
 aiofiles==25.1.0
 anyio==4.16.0
 asgi-csrf==0.11
@@ -27,6 +28,7 @@ blinker==1.9.0
 certifi==2026.10.19.post1
 click==8.5.1
 click-default-group==1.2.4
+Django==5.2.19
 docutils==0.23
 feedgenerator==2.2.1
 flexcache==0.3
@@ -35,6 +37,7 @@ h11==0.16.0
 httpcore==1.0.9
 httpx==0.28.1
 hupper==1.12.1
+icalendar==7.3.2
 idna==3.20
 itsdangerous==2.2.0
 janus==2.0.0
@@ -49,15 +52,17 @@ pluggy==1.7.0
 Pygments==2.19.2
 python-dateutil==4.0.0
 python-multipart==0.0.34
+pytz==2026.6
 PyYAML==6.0.4
 rich==15.0.0
+sqlparse==0.6.1
 typing_extensions==4.16.0
 tzdata==2026.6
 Unidecode==1.4.0
 uvicorn==0.54.0
 watchfiles==1.3.0
 """.split()
-APPLICATIONS = PINS[:3]
+APPLICATIONS = PINS[:4]
 READY_FILE = "testbed-apps.txt"  # written last: the pins a finished install holds
 
 
@@ -72,22 +77,37 @@ def apps_python(apps_dir: Path) -> Path:
 
 
 def ensure_apps(apps_dir: Path | None = None, log=print) -> Path:
-    """The applications' virtualenv in ``apps_dir`` (made and filled when missing or stale): its Python."""
+    """The applications' virtualenv in ``apps_dir`` (made and filled when missing or stale): its Python.
+
+    A virtualenv that holds an earlier, smaller set of these pins (an application added since) gets the
+    missing packages installed into it, so that test beds already built with it keep running; any other
+    difference makes it anew."""
     apps_dir = Path(apps_dir or default_apps_dir())
     ready = apps_dir / READY_FILE
-    if ready.exists() and ready.read_text().split() == PINS and apps_python(apps_dir).exists():
+    held = ready.read_text().split() if ready.exists() and apps_python(apps_dir).exists() else []
+    if held == PINS:
         return apps_python(apps_dir)
     started = time.monotonic()
-    log(f"installing {', '.join(APPLICATIONS)} into {apps_dir} ...")
+    anew, wanted = install_plan(held)
+    log(f"installing {', '.join(wanted)} into {apps_dir} ...")
     ready.unlink(missing_ok=True)
-    run([sys.executable, "-m", "venv", "--clear", str(apps_dir)], "making the applications' virtualenv")
+    if anew:
+        run([sys.executable, "-m", "venv", "--clear", str(apps_dir)], "making the applications' virtualenv")
     constraints = apps_dir / "constraints.txt"
     constraints.write_text("\n".join(PINS) + "\n")
     run([str(apps_python(apps_dir)), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-         "-c", str(constraints), *APPLICATIONS], "installing the applications")
+         "-c", str(constraints), *wanted], "installing the applications")
     ready.write_text("\n".join(PINS) + "\n")
     log(f"installed in {time.monotonic() - started:.0f} s")
     return apps_python(apps_dir)
+
+
+def install_plan(held: list[str]) -> tuple[bool, list[str]]:
+    """(make the virtualenv anew?, applications to install) for a virtualenv that holds ``held`` pins: only
+    the missing applications when it holds an earlier subset of ``PINS``, all of them in a new one else."""
+    if held and set(held) < set(PINS):
+        return False, [name for name in APPLICATIONS if name not in held]
+    return True, list(APPLICATIONS)
 
 
 def apps_env() -> dict[str, str]:

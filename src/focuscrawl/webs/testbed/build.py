@@ -7,12 +7,17 @@ The folder it writes:
   applications (a page links to the wiki page, ticket or post made from its text, half of the time; 1% of its
   pages link to each application's front page), as sites link to their project's wiki, tracker, data and
   blog. A crawl seeded in the web meets the applications only through those links.
-- ``apps/NAME/``: each application's data (a Trac environment, a Datasette database, a Pelican site).
+- ``apps/NAME/``: each application's data (a Trac environment, a Datasette database, a Pelican site, a
+  django-scheduler site and its database).
 - ``manifest.json``: each application's host name, front page, how to start it (``serve``) and how many
   items it holds; the virtualenv the applications run in (``apps.py``).
 - ``labels.json``: the kind of every URL each application can generate, as rules on its URL scheme
   (``labels.py``); ``relevant.txt``: the applications' content pages made from a text of the topic.
   Both are ground truth, for scoring only: relevant pages of the web itself come from its labels.
+
+A third of the wiki pages, tickets, posts and events (``FOREIGN_SHARE``) are made from texts in German,
+French and Spanish (``translations``: Debian's translated package descriptions, downloaded once and cached),
+half of them of the topic as far as Debian has them; the calendar's own navigation is in all four languages.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import random
 import shutil
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Callable
 from html import escape
 from pathlib import Path
@@ -31,28 +37,36 @@ from focuscrawl.urls import normalize_url, site_of
 from focuscrawl.webs.store import WEB_FILE, OfflineWeb, _pack, _unpack
 from focuscrawl.webs.testbed import app_datasette as datasette
 from focuscrawl.webs.testbed import app_pelican as pelican
+from focuscrawl.webs.testbed import app_scheduler as scheduler
 from focuscrawl.webs.testbed import app_trac as trac
 from focuscrawl.webs.testbed.apps import ensure_apps
 from focuscrawl.webs.testbed.labels import write_labels
 from focuscrawl.webs.testbed.sources import Source, SourcePool
+from focuscrawl.webs.testbed.translations import LANGUAGES, ForeignPool, default_index_dir, ensure_translations
 
 MANIFEST_FILE = "manifest.json"
 RELEVANT_FILE = "relevant.txt"
-HOSTS = {"trac": "trac.testbed.example", "datasette": "data.testbed.example", "pelican": "blog.testbed.example"}
-MODULES = {"trac": trac, "datasette": datasette, "pelican": pelican}
+HOSTS = {"trac": "trac.testbed.example", "datasette": "data.testbed.example", "pelican": "blog.testbed.example",
+         "scheduler": "cal.testbed.example"}
+MODULES = {"trac": trac, "datasette": datasette, "pelican": pelican, "scheduler": scheduler}
 WHAT = {"trac": "wiki with history and diffs; issue tracker with timeline, queries, reports",
-        "datasette": "data browser: facets, filters, sorting, row pages", "pelican": "blog: tags, archives, feeds"}
-ANCHORS = {"/wiki/": "wiki", "/ticket/": "ticket", "/posts/": "blog post"}
-WIKI_PAGES, TICKETS, POSTS, ROWS = 40, 60, 80, 2000
-TOPIC_SHARE = 0.5  # of the wiki pages, tickets and posts: texts of the topic (the table's rows: as the web has)
+        "datasette": "data browser: facets, filters, sorting, row pages", "pelican": "blog: tags, archives, feeds",
+        "scheduler": "calendar: day, week, month and year views, events, iCal; in four languages"}
+ANCHORS = {"/wiki/": "wiki", "/ticket/": "ticket", "/posts/": "blog post", "/event/": "event"}
+WIKI_PAGES, TICKETS, POSTS, EVENTS, ROWS = 40, 60, 80, 80, 2000
+TOPIC_SHARE = 0.5  # of the wiki pages, tickets, posts and events: texts of the topic (the rows: as the web has)
+FOREIGN_SHARE = 1 / 3  # of the wiki pages, tickets, posts and events: texts in another language than English
 LINK_SHARE = 0.5  # of the items made from a page: linked from it
 FRONT_SHARE = 0.01  # of the web's pages: linking to each application's front page (at least 3)
 
 
 def build_testbed(web_dir: str | Path, out: str | Path, topic: str, *, seed: int = 0,
                   apps_dir: str | Path | None = None, overwrite: bool = False,
+                  languages: tuple[str, ...] = LANGUAGES, debian_index: str | Path | None = None,
                   log: Callable[[str], None] = print) -> dict:
-    """Write the test bed (module docstring) to ``out``; returns its manifest."""
+    """Write the test bed (module docstring) to ``out``; returns its manifest. ``languages``: those of the
+    texts in other languages (none: all English); ``debian_index``: where Debian's index and translations
+    are cached (``translations.default_index_dir()`` unless told)."""
     started = time.monotonic()
     out = Path(out)
     if out.exists() and any(out.iterdir()):
@@ -60,15 +74,18 @@ def build_testbed(web_dir: str | Path, out: str | Path, topic: str, *, seed: int
             raise FileExistsError(f"{out} is not empty; pass --overwrite to replace it")
         shutil.rmtree(out)
     python = ensure_apps(Path(apps_dir) if apps_dir else None, log)
+    if languages:
+        debian_index = ensure_translations(Path(debian_index or default_index_dir()), tuple(languages), log=log)
     web = OfflineWeb(web_dir)
     try:
         if web.injected():
             raise ValueError(f"{web_dir} is a messy web: build a test bed from a clean one")
-        items = fill_apps(python, out / "apps", SourcePool(web, topic), seed)
         page_urls = [url for url, _labels in sorted(web.labels().items())]
+        foreign = ForeignPool(debian_index, tuple(languages), topic, set(page_urls)) if languages else None
+        items = fill_apps(python, out / "apps", Texts(SourcePool(web, topic), foreign), seed)
     finally:
         web.close()
-    links = links_into_apps(items, page_urls, random.Random(f"{seed}:links"))
+    links = links_into_apps(items, set(page_urls), random.Random(f"{seed}:links"))
     copy_web(Path(web_dir), out / "web", links, {"topic": topic, "seed": seed, "hosts": HOSTS})
     relevant = sorted(normalize_url(f"http://{HOSTS[app]}{path}") for app, found in items.items()
                       for source, path in found if source.relevant)
@@ -78,32 +95,60 @@ def build_testbed(web_dir: str | Path, out: str | Path, topic: str, *, seed: int
                 "apps": {app: {"host": HOSTS[app], "what": WHAT[app], "dir": f"apps/{app}",
                                "front": f"http://{HOSTS[app]}{MODULES[app].FRONT}", "argv": MODULES[app].ARGV,
                                "content_pages": len(items[app]),
-                               "relevant_pages": sum(source.relevant for source, _ in items[app])}
+                               "relevant_pages": sum(source.relevant for source, _ in items[app]),
+                               "languages": languages_of(items[app])}
                          for app in HOSTS},
+                "languages": {"texts": ["en", *languages], "debian_topic": foreign.debian_topic if foreign else None,
+                              "debian_texts": foreign.sizes() if foreign else {}},
                 "links_into_apps": len(links), "built_s": round(time.monotonic() - started, 1)}
     (out / MANIFEST_FILE).write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
 
-def fill_apps(python: Path, apps: Path, pool: SourcePool, seed: int) -> dict[str, list[tuple[Source, str]]]:
+class Texts:
+    """The texts items are made from: the web's pages and, for ``FOREIGN_SHARE`` of them, texts in other
+    languages (``foreign``; None: English only)."""
+
+    def __init__(self, web: SourcePool, foreign: ForeignPool | None):
+        self.web, self.foreign = web, foreign
+
+    def draw(self, rng: random.Random, count: int) -> list[Source]:
+        other = round(count * FOREIGN_SHARE) if self.foreign else 0
+        drawn = self.web.draw(rng, count - other, TOPIC_SHARE)
+        if other:
+            drawn += self.foreign.draw(rng, other, TOPIC_SHARE)
+            rng.shuffle(drawn)
+        return drawn
+
+
+def languages_of(found: list[tuple[Source, str]]) -> dict[str, int]:
+    return dict(sorted(Counter(source.language for source, _path in found).items()))
+
+
+def fill_apps(python: Path, apps: Path, texts: Texts, seed: int) -> dict[str, list[tuple[Source, str]]]:
     """Fill every application; (source, path) of each content page, per application."""
     rng = {app: random.Random(f"{seed}:{app}") for app in HOSTS}
     return {
-        "trac": trac.build(python, apps / "trac", pool.draw(rng["trac"], WIKI_PAGES, TOPIC_SHARE),
-                           pool.draw(rng["trac"], TICKETS, TOPIC_SHARE), rng["trac"]),
-        "datasette": datasette.build(apps / "datasette", pool.draw_any(rng["datasette"], ROWS), rng["datasette"]),
-        "pelican": pelican.build(python, apps / "pelican", HOSTS["pelican"],
-                                 pool.draw(rng["pelican"], POSTS, TOPIC_SHARE), rng["pelican"]),
+        "trac": trac.build(python, apps / "trac", texts.draw(rng["trac"], WIKI_PAGES),
+                           texts.draw(rng["trac"], TICKETS), rng["trac"]),
+        "datasette": datasette.build(apps / "datasette", texts.web.draw_any(rng["datasette"], ROWS),
+                                     rng["datasette"]),
+        "pelican": pelican.build(python, apps / "pelican", HOSTS["pelican"], texts.draw(rng["pelican"], POSTS),
+                                 rng["pelican"]),
+        "scheduler": scheduler.build(python, apps / "scheduler", texts.draw(rng["scheduler"], EVENTS),
+                                     rng["scheduler"]),
     }
 
 
-def links_into_apps(items: dict[str, list[tuple[Source, str]]], page_urls: list[str], rng: random.Random
+def links_into_apps(items: dict[str, list[tuple[Source, str]]], pages: set[str], rng: random.Random
                     ) -> list[tuple[str, str, str]]:
-    """(web page, application URL, anchor) of each link the web's copy gains (module docstring)."""
+    """(web page, application URL, anchor) of each link the web's copy gains (module docstring); a text that
+    is no page of the web (most texts in other languages) is linked from nowhere."""
     links = []
+    page_urls = sorted(pages)
     for app, found in items.items():
         for source, path in found:
-            if rng.random() < LINK_SHARE:
+            if rng.random() < LINK_SHARE and source.url in pages:
                 kind = next((name for prefix, name in ANCHORS.items() if path.startswith(prefix)), app)
                 links.append((source.url, f"http://{HOSTS[app]}{path}", f"{kind}: {source.title}"))
         count = min(len(page_urls), max(3, round(FRONT_SHARE * len(page_urls))))

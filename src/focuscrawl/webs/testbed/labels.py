@@ -7,9 +7,14 @@ that matches names the kind; a URL no rule matches is ``other``. The builder wri
 
 The kinds, shared by the applications so that a benchmark can add them up:
 
-- ``content``: a page of text filled from one of the offline web's pages (a wiki page, a ticket, a blog post);
+- ``content``: a page of text filled from one text (a wiki page, a ticket, a blog post, a calendar's event);
 - ``history``, ``version``, ``diff``: a page's list of revisions, an old revision, the difference of two;
 - ``timeline``: what changed, day by day (Trac's timeline, endless in both directions);
+- ``calendar``: a calendar's day, week, month, three-month or year view (endless in both directions);
+- ``occurrence``: one date of an event (a one-time event's only date, or each date of a recurring one),
+  showing the event's text again;
+- ``translation``: a content page again with the application's navigation in another language (the same
+  text: the calendar serves every page under ``/de/``, ``/fr/`` and ``/es/`` too);
 - ``query``: a query, report, search, facet, filter, sort or next-page view of a listing or table;
 - ``listing``: an index, a table's first page, a tag, category or author page, a roadmap or milestone;
 - ``archive``: a listing by date (a blog's archives, a year's or a month's posts);
@@ -27,8 +32,8 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
-KINDS = ("content", "history", "version", "diff", "timeline", "query", "listing", "archive", "row", "export",
-         "account", "help", "asset", "other")
+KINDS = ("content", "history", "version", "diff", "timeline", "calendar", "occurrence", "translation", "query",
+         "listing", "archive", "row", "export", "account", "help", "asset", "other")
 LABELS_FILE = "labels.json"
 
 # Trac (a wiki and an issue tracker in one). The test bed's wiki pages live under /wiki/Topics/.
@@ -62,7 +67,19 @@ PELICAN_RULES = [
     ("content", r"^/posts/\d{4}/\d{2}/[^/]+\.html$"),
     ("listing", r"^/((tag|category|author)/[^/]+\.html|(tags|categories|authors)\.html|index\d*\.html)?$"),
 ]
-RULES = {"trac": TRAC_RULES, "datasette": DATASETTE_RULES, "pelican": PELICAN_RULES}
+# django-scheduler (a calendar), its URLs (schedule/urls.py) under an optional language prefix (i18n_patterns).
+_LANG = r"^(/(de|fr|es))?"
+SCHEDULER_RULES = [
+    ("asset", r"^/static/"),
+    ("export", _LANG + r"/(ical|feed|api)\b"),
+    ("account", _LANG + r"/(event/(create|edit|delete)|occurrence/(cancel|edit))/|^/(accounts|admin)/"),
+    ("translation", r"^/(de|fr|es)/event/\d+/$"),
+    ("content", r"^/event/\d+/$"),
+    ("occurrence", _LANG + r"/occurrence/\d+/"),
+    ("calendar", _LANG + r"/(calendar/(year|tri_month|compact_month|month|week|daily)/|fullcalendar/)"),
+    ("listing", _LANG + r"/(calendar/[-\w]+/)?(\?.*)?$"),
+]
+RULES = {"trac": TRAC_RULES, "datasette": DATASETTE_RULES, "pelican": PELICAN_RULES, "scheduler": SCHEDULER_RULES}
 
 
 def path_and_query(url: str) -> str:

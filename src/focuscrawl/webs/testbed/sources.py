@@ -11,13 +11,15 @@ from focuscrawl.webs.store import OfflineWeb, label_matches, split_labels
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """One page of the offline web an application item is made from; ``relevant``: of the test bed's topic."""
+    """One text an application item is made from (a page of the offline web, or a Debian package's translated
+    description: ``translations``); ``relevant``: of the test bed's topic; ``language``: ISO 639-1."""
 
     url: str
     title: str
     paragraphs: tuple[str, ...]
     labels: tuple[str, ...]
     relevant: bool
+    language: str = "en"
 
     @property
     def subject(self) -> str:
