@@ -49,8 +49,8 @@ def calibration(relevance: np.ndarray, relevant: np.ndarray) -> dict:
 
 
 def crawl_row(config, strategy: str, runs: list[int]) -> tuple[np.ndarray, np.ndarray, int]:
-    """The relevance and label of every page the row's runs fetched (ok pages the judge scored), and the
-    relevant pages the crawls found."""
+    """The relevance and label of every page the row's runs fetched (ok pages the judge scored, held-out example
+    pages left out), and the relevant pages the crawls found."""
     web = OfflineWeb(config.web)
     topic = bench_topic(web, config)
     run_seeds = draw_seeds(topic, config)
@@ -78,7 +78,7 @@ def main() -> None:
     parser.add_argument("--suite", default="dev")
     parser.add_argument("--rows", default=None, help="a regular expression over the rows' labels")
     parser.add_argument("--runs", default="0", help="protocol runs to crawl, comma-separated")
-    parser.add_argument("--strategy", default="adaptive")
+    parser.add_argument("--strategy", default="adaptive", help="comma-separated: each strategy crawls the row")
     parser.add_argument("-s", "--set", action="append", default=[], help="KEY=VALUE, as for focuscrawl bench")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
@@ -87,16 +87,20 @@ def main() -> None:
     planned = plan_rows(suite, webs=args.webs, out=Path("/tmp/judge-calibration"), pattern=args.rows,
                         overrides=args.set, given={"runs": max(runs) + 1})
     results = {}
-    print("row                                        pages  relevant  found   ECE   precision  recall  "
-          "(bins: pages, mean p, share relevant)")
+    # found: relevant pages by the labels; rewarded and relevance: what the judge says the crawl found (its pages at
+    # or over 0.5, and the sum of its probabilities), the only harvest a crawl can see
+    print("row                                        strategy    pages relevant found rewarded relevance   ECE  "
+          "precision recall (bins: pages, mean p, share relevant)")
     for row in planned:
-        relevance, relevant, found = crawl_row(row.config, args.strategy, runs)
-        figures = calibration(relevance, relevant)
-        figures["found"] = found
-        results[row.row.label] = figures
-        bins = "; ".join(f"{b['bin']} {b['pages']} {b['mean_p']:.2f} {b['relevant']:.2f}" for b in figures["bins"])
-        print(f"{row.row.label:42s} {figures['pages']:6d} {figures['relevant']:8d} {found:6d} {figures['ece']:6.3f} "
-              f"{figures['precision']:9.3f} {figures['recall']:7.3f}  ({bins})", flush=True)
+        for strategy in args.strategy.split(","):
+            relevance, relevant, found = crawl_row(row.config, strategy, runs)
+            figures = calibration(relevance, relevant)
+            figures.update(found=found, rewarded=int((relevance >= 0.5).sum()), relevance=float(relevance.sum()))
+            results[f"{row.row.label} {strategy}"] = figures
+            bins = "; ".join(f"{b['bin']} {b['pages']} {b['mean_p']:.2f} {b['relevant']:.2f}" for b in figures["bins"])
+            print(f"{row.row.label:42s} {strategy:10s} {figures['pages']:6d} {figures['relevant']:8d} {found:5d} "
+                  f"{figures['rewarded']:8d} {figures['relevance']:9.0f} {figures['ece']:6.3f} "
+                  f"{figures['precision']:9.3f} {figures['recall']:6.3f} ({bins})", flush=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
 

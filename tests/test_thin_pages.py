@@ -19,11 +19,23 @@ def test_floor_is_a_share_of_the_median_relevant_example():
     texts = ["one two three four", "a b c d e f g h", "x " * 100, "word " * 1000]
     thin = ThinPages.from_examples(texts, [1, 1, 1, 0], ratio=0.5)
     assert thin is not None and thin.floor_words == 4.0  # median of 4, 8 and 100 words, halved
-    assert thin.factor("one two") == 0.5 and thin.factor("1 2 3 4 5 6") == 0.0 and thin.factor("a b c d e") == 1.0
     assert ThinPages.from_examples(texts, [1, 1, 1, 0], ratio=0) is None  # turned off
     assert ThinPages.from_examples(texts, [0, 0, 0, 0], ratio=0.5) is None  # no relevant example: no floor
     with pytest.raises(ValueError):
         ThinPages(0)
+
+
+def test_a_short_page_is_thin_only_on_a_host_of_short_pages():
+    thin = ThinPages(floor_words=4.0, min_host_pages=3)
+    # rows.test: every page short; from its third page on (its record is then mostly short) a page shrinks
+    assert [thin.factor("one two", "rows.test") for _ in range(4)] == [1.0, 1.0, 0.5, 0.5]
+    assert thin.factor("1 2 3 4 5 6", "rows.test") == 0.0 and thin.factor("a b c d e", "rows.test") == 1.0
+    # wiki.test: articles, and a stub among them keeps its whole score
+    for _ in range(5):
+        assert thin.factor("word " * 50, "wiki.test") == 1.0
+    assert thin.factor("a stub", "wiki.test") == 1.0
+    # a page looked at, not fetched (learn=False), changes no host's record
+    assert thin.factor("one", "new.test", learn=False) == 1.0 and thin.host_pages["new.test"] == [0, 0]
 
 
 def _web_with_rows(directory: Path) -> Path:
@@ -66,8 +78,9 @@ def test_one_line_pages_are_not_rewarded_and_shrink_by_their_length(tmp_path):
     # the classifier alone calls each row relevant
     assert rows_plain and all(e.reward == 1.0 for e in rows_plain if not e.verdict)
     rows_thin = [e for url, e in thin.items() if "rows.test" in url]
-    # the floor: an eighth of the examples' 80 words (40 topic words, each after a short word) = 10 words
-    for event in rows_thin:
+    # the floor: an eighth of the examples' 80 words (40 topic words, each after a short word) = 10 words; from the
+    # host's fifth fetched row on, its record is mostly short pages
+    for event in rows_thin[4:]:
         assert event.reward == 0.0
         if event.url in plain and not event.verdict:
             assert event.relevance == pytest.approx(plain[event.url].relevance * 5 / 10)

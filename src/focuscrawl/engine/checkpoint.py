@@ -15,7 +15,8 @@ import pickle
 # another thing): a checkpoint of another format is not read (``CheckpointFormatError``) and a resume replays the
 # run's operation log instead, which gives the same crawl, so no class needs a ``__setstate__`` to migrate old ones.
 # 1: checkpoints without a version (before 2). 2: the defences as one pipeline (``engine.defences.pipeline``).
-FORMAT = 2
+# 3: the thin-page judge's per-host counts (``topic.thin``).
+FORMAT = 3
 _HEADER = b"focuscrawl checkpoint format "
 
 

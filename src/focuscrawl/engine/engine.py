@@ -62,7 +62,7 @@ class CrawlStats:
 # The engine attributes that are crawl state (``snapshot`` writes exactly these, with the policy); everything
 # else is wiring or settings of this process (classifier, sinks, judge, budget: a resume may raise it).
 _STATE = ("stats", "fetched", "parent", "depth", "fetches_per_host", "pending_per_host", "capped_hosts",
-          "frontier_size", "_limit", "_in_flight", "_in_flight_per_host", "kept_out", "defences")
+          "frontier_size", "_limit", "_in_flight", "_in_flight_per_host", "kept_out", "defences", "thin_pages")
 
 
 class CrawlEngine:
@@ -281,7 +281,9 @@ class CrawlEngine:
                 self.classifier.learn_one(text)  # a self-training model learns from every page it scores
         else:
             relevance = float(self.classifier.predict_proba([text])[0])
-        return relevance * self.thin_pages.factor(page.text) if self.thin_pages is not None else relevance
+        if self.thin_pages is None:
+            return relevance
+        return relevance * self.thin_pages.factor(page.text, site_of(page.final_url or page.url), learn)
 
     def is_probe(self, url: str) -> bool:
         """Whether ``url`` is a fetch a defence makes itself (a soft-404 probe), not one of the policy's selections:

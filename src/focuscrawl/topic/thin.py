@@ -7,6 +7,11 @@ relevance is shrunk by its length below a floor, a share (``thin_page_ratio``) o
 relevant example pages: ``relevance x min(1, words / floor)``. The floor comes from the user's examples, never from
 labels: on a web of short relevant pages (package descriptions) it is low, on one of articles high. A topic without
 example pages has no floor. Link contexts are not shrunk: they are short by nature.
+
+A short page is thin only on a host whose fetched pages are mostly short (more than half of them under the floor,
+once the host has ``min_host_pages``): a stub among a site's articles is judged as any page, a host of one-line rows
+is not. (Length alone cost Wikispeedia's Geography of Asia .005 AUC/oracle, a significant loss, through its short
+articles: docs/history/trials/thin-pages-rule.md.) The per-host counts are crawl state, checkpointed with the engine.
 """
 
 from __future__ import annotations
@@ -19,12 +24,13 @@ from focuscrawl.topic.text import words
 
 
 class ThinPages:
-    """The length floor under which a page's relevance shrinks (``factor``)."""
+    """The length floor under which a page's relevance shrinks (``factor``) on a host of short pages."""
 
-    def __init__(self, floor_words: float):
+    def __init__(self, floor_words: float, min_host_pages: int = 5):
         if floor_words <= 0:
             raise ValueError("a thin-page floor is a positive number of words")
-        self.floor_words = floor_words
+        self.floor_words, self.min_host_pages = floor_words, min_host_pages
+        self.host_pages: dict[str, list[int]] = {}  # host -> [fetched pages, of which under the floor]
 
     @classmethod
     def from_examples(cls, texts: Sequence[str], labels: Sequence[int], ratio: float) -> ThinPages | None:
@@ -35,6 +41,14 @@ class ThinPages:
         floor = ratio * float(np.median(lengths))
         return cls(floor) if floor >= 1 else None
 
-    def factor(self, text: str) -> float:
-        """1 for a page at or above the floor, else its share of the floor."""
-        return min(1.0, len(words(text)) / self.floor_words)
+    def factor(self, text: str, host: str, learn: bool = True) -> float:
+        """1 for a page at or above the floor or on a host of longer pages, else its share of the floor. ``learn``:
+        the page counts in its host's record (a page only looked at, not fetched by the crawl, does not)."""
+        share = len(words(text)) / self.floor_words
+        counts = self.host_pages.setdefault(host, [0, 0])
+        if learn:
+            counts[0] += 1
+            counts[1] += share < 1.0
+        if share >= 1.0 or counts[0] < self.min_host_pages or 2 * counts[1] <= counts[0]:
+            return 1.0
+        return share
