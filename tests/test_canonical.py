@@ -57,7 +57,8 @@ def build_web(directory: Path) -> Path:
     """The hub links, in this order (bfs fetches them so), to: a hostile page naming the victim's URL as its
     canonical; page 2 of a listing naming page 1; three pages naming their site's home; the victim, page 1 and the
     home; a real copy met after its original and one met before it; a page of another site, 0.5-0.9 like one of
-    the victim's, naming it; a page whose ``Link`` header (over HTTP; its store row offline) names another victim page."""
+    the victim's, naming it; a page whose ``Link`` header (over HTTP; its store row offline) names another victim
+    page."""
     with WebWriter(directory, {"name": "canonicals"}) as w:
         def page(url: str, text: str, links: tuple[str, ...] | list[str] = (), canonical: str | None = None,
                  title: str = "") -> None:
