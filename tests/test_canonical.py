@@ -8,24 +8,18 @@ defences fetches, catch only the real copies, and agree step for step.
 
 from __future__ import annotations
 
-import asyncio
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 from aiohttp import web
-from conftest import BIRD_WORDS, OTHER_WORDS
-from test_defences import TOPIC, page_text
+from conftest import BIRD_WORDS, OTHER_WORDS, crawl_records
+from test_defences import page_text
 
-from focuscrawl.crawl import Crawler
 from focuscrawl.engine.defences.duplicates import NearDuplicates, NearDuplicateSettings, page_shingles, similarity
 from focuscrawl.html import link_header_canonical, page_canonical, render_html
 from focuscrawl.http.fetcher import page_from_body
 from focuscrawl.http.settings import FetchConfig
-from focuscrawl.topic.topic_dir import write_topic_dir
-from focuscrawl.types import TopicInputs
-from focuscrawl.webs.serve import serve_web
 from focuscrawl.webs.store import OfflineWeb, WebWriter
 
 HUB = "http://hub.test/"
@@ -96,19 +90,6 @@ def build_web(directory: Path) -> Path:
     return directory
 
 
-class OfflineFetcher:
-    """An offline web with a fetcher's interface, for the run-folder crawls of ``Crawler``."""
-
-    def __init__(self, web_dir: Path):
-        self.web = OfflineWeb(web_dir)
-
-    async def fetch(self, url: str):
-        return self.web.fetch(url)
-
-    async def aclose(self) -> None:
-        self.web.close()
-
-
 def _link_header_instead(web_dir: Path):
     """A hook serving ``HEADER_PAGE`` as the web has it, but naming its canonical in a Link header, not the HTML."""
     stored = OfflineWeb(web_dir).fetch(HEADER_PAGE)
@@ -123,26 +104,9 @@ def _link_header_instead(web_dir: Path):
 
 
 def crawl(web_dir: Path, run: Path, *, served: bool, defences: dict | None = None) -> list[dict]:
-    """bfs from the hub, one page at a time, offline or served on loopback; the records of pages.jsonl."""
-    topic_dir = write_topic_dir(run.parent / f"{run.name}-topic", TopicInputs(
-        "birds", TOPIC.keywords, TOPIC.example_texts, TOPIC.example_labels, seeds=[HUB]))
-    settings = dict(topic=topic_dir, out=run, progress="none", plot=False, strategy="bfs", budget=80, concurrency=1,
-                    defences=defences if defences is not None else {})
-
-    async def go() -> None:
-        if served:
-            async with serve_web(web_dir, base_ip="127.0.31.1", hook=_link_header_instead(web_dir)) as server:
-                hosts_map = run.parent / f"{run.name}-hosts.json"
-                hosts_map.write_text(json.dumps(server.hosts))
-                crawler = Crawler(hosts_map=hosts_map, fetch={"min_delay": 0, "main_text": False}, **settings)
-                async for _ in crawler.run():
-                    pass
-        else:
-            async for _ in Crawler(fetcher=OfflineFetcher(web_dir), **settings).run():
-                pass
-
-    asyncio.run(asyncio.wait_for(go(), 120))
-    return [json.loads(line) for line in (run / "pages.jsonl").read_text().splitlines()]
+    """bfs from the hub, offline or served (``HEADER_PAGE`` with a Link header); the records of pages.jsonl."""
+    return crawl_records(web_dir, run, served=served, seeds=[HUB], budget=80, defences=defences,
+                         hook=_link_header_instead(web_dir) if served else None)
 
 
 @pytest.fixture(scope="module")
