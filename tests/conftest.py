@@ -139,3 +139,46 @@ class ThreadServedWeb:
         asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
+
+
+class OfflineFetcher:
+    """An offline web with a fetcher's interface, for the run-folder crawls of ``focuscrawl.crawl.Crawler``."""
+
+    def __init__(self, web_dir: Path):
+        from focuscrawl.webs.store import OfflineWeb
+
+        self.web = OfflineWeb(web_dir)
+
+    async def fetch(self, url: str):
+        return self.web.fetch(url)
+
+    async def aclose(self) -> None:
+        self.web.close()
+
+
+def crawl_records(web_dir: Path, run: Path, *, served: bool, seeds: list[str], budget: int,
+                  defences: dict | None = None, hook=None, strategy: str = "bfs") -> list[dict]:
+    """A run-folder crawl of the birds topic (``write_birds_topic``), one page at a time, by the same driver
+    (``focuscrawl.crawl.Crawler``) offline or over HTTP from the web served on loopback (``hook``: serve_web's);
+    the records of its pages.jsonl. Served, a 503 is one answer with no wait after it, as offline."""
+    from focuscrawl.crawl import Crawler
+
+    topic_dir = write_birds_topic(run.parent / f"{run.name}-topic", seeds)
+    settings = dict(topic=topic_dir, out=run, progress="none", plot=False, strategy=strategy, budget=budget,
+                    concurrency=1, defences=defences if defences is not None else {})
+
+    async def go() -> None:
+        if served:
+            async with serve_web(web_dir, base_ip="127.0.31.1", hook=hook) as server:
+                hosts_map = run.parent / f"{run.name}-hosts.json"
+                hosts_map.write_text(json.dumps(server.hosts))
+                fetch = {"min_delay": 0, "main_text": False, "throttle_retries": 0, "max_retry_after": 0}
+                crawler = Crawler(hosts_map=hosts_map, fetch=fetch, **settings)
+                async for _ in crawler.run():
+                    pass
+        else:
+            async for _ in Crawler(fetcher=OfflineFetcher(web_dir), **settings).run():
+                pass
+
+    asyncio.run(asyncio.wait_for(go(), 120))
+    return [json.loads(line) for line in (run / "pages.jsonl").read_text().splitlines()]

@@ -181,6 +181,36 @@ def parse_document(html: str, base_url: str, max_links: int = 1000, *, main_text
     return ParsedHtml(title, text, links, canonical)
 
 
+# RFC 8288 (Web Linking): each link of a ``Link`` header is ``<target>`` and its ``;``-separated parameters. A
+# parameter's quoted value may hold ``;`` or ``,``: the parameters are read as name=value pairs, not split.
+_HEADER_LINK = re.compile(r'<([^>]*)>((?:\s*;\s*[A-Za-z0-9!#$&+.^_`|~*-]+\s*(?:=\s*(?:"(?:[^"\\]|\\.)*"|[^;,\s]*))?)*)')
+_LINK_PARAM = re.compile(r'([A-Za-z0-9!#$&+.^_`|~*-]+)\s*(?:=\s*("(?:[^"\\]|\\.)*"|[^;,\s]*))?')
+
+
+def link_header_canonical(value: str | None, base_url: str) -> str | None:
+    """The ``rel="canonical"`` target of an HTTP ``Link`` header (all its values joined with ``,``), resolved
+    against ``base_url`` and normalised; None without one, or when it names two. A link with an ``anchor``
+    parameter speaks of another resource than the page, so it is not the page's canonical."""
+    if not value:
+        return None
+    found: set[str] = set()
+    for match in _HEADER_LINK.finditer(value):
+        params = {name.lower(): raw.strip('"') for name, raw in _LINK_PARAM.findall(match.group(2))}
+        if "canonical" in params.get("rel", "").lower().split() and "anchor" not in params:
+            url = normalize_url(match.group(1), base_url)
+            if url is not None:
+                found.add(url)
+    return found.pop() if len(found) == 1 else None
+
+
+def page_canonical(in_html: str | None, in_header: str | None) -> str | None:
+    """The canonical URL of a page from what its HTML and its ``Link`` header name: either, when only one names
+    one or both name the same; None when they disagree (a page that contradicts itself gives no hint)."""
+    if in_html is None or in_header is None:
+        return in_html or in_header
+    return in_html if in_html == in_header else None
+
+
 def parse_html(html: str, base_url: str, max_links: int = 1000, *, main_text: bool = False
                ) -> tuple[str, str, list[Link]]:
     """Return (title, text, outlinks) of an HTML document: ``parse_document`` without the canonical URL."""

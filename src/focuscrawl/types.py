@@ -29,8 +29,8 @@ class Page:
 
     ``status`` is the HTTP status (0 for a network failure). ``final_url`` differs from ``url`` after
     redirects. ``text`` is the page's main text and ``outlinks`` its links; both are empty on failure.
-    ``canonical`` is the URL the page names as its own with ``<link rel="canonical">`` (normalised), when it
-    does: the one hint a site gives that two URLs are one document.
+    ``canonical`` is the URL the page names as its own with ``<link rel="canonical">`` or a ``Link: <...>;
+    rel="canonical"`` header (normalised), when it does: a hint, from the site, that two URLs are one document.
     There is deliberately no label here: ground truth never travels with a page.
     """
 

@@ -43,7 +43,10 @@ from focuscrawl.html import (
     SNIFF_TYPES,
     decode_html,
     is_html_body,
+    link_header_canonical,
     looks_like_html,
+    page_canonical,
+    parse_document,
     parse_html,
 )
 from focuscrawl.http.render import (
@@ -88,10 +91,11 @@ def followable(links: list[Link], config: FetchConfig) -> list[Link]:
 
 def page_from_body(url: str, final_url: str, status: int, content_type_header: str | None, body: bytes,
                    config: FetchConfig, *, is_html: bool | None = None, truncated: bool = False,
-                   error: str = "") -> Page:
-    """The Page of one answer to ``url``: its title, text and followable outlinks when it is a 2xx HTML document,
-    decoded and parsed as every fetch here is. ``final_url`` is the URL that answered (after redirects),
-    ``content_type_header`` the answer's Content-Type; ``is_html`` None decides by the body (``is_html_body``).
+                   error: str = "", link_header: str | None = None) -> Page:
+    """The Page of one answer to ``url``: its title, text, followable outlinks and canonical URL when it is a 2xx
+    HTML document, decoded and parsed as every fetch here is. ``final_url`` is the URL that answered (after
+    redirects), ``content_type_header`` the answer's Content-Type, ``link_header`` its Link headers (joined with
+    ``,``: a ``rel="canonical"`` there counts as the HTML's does); ``is_html`` None decides by the body.
     The HTTP fetcher builds its pages here, and so does anything else that fetched the bytes itself (Scrapy)."""
     content_type = (content_type_header or "").split(";", 1)[0].strip().lower()
     page = Page(url=url, final_url=final_url, status=status, content_type=content_type, error=error)
@@ -100,12 +104,13 @@ def page_from_body(url: str, final_url: str, status: int, content_type_header: s
     if 200 <= status < 300 and is_html:
         document = decode_html(body, content_type_header, truncated=truncated)
         try:
-            title, text, links = parse_html(document, final_url, max_links=config.max_outlinks,
-                                            main_text=config.main_text)
+            parsed = parse_document(document, final_url, max_links=config.max_outlinks, main_text=config.main_text)
+            title, text, links, canonical = parsed.title, parsed.text, parsed.links, parsed.canonical
         except Exception as exc:  # noqa: BLE001 - a page the parser cannot take is a failed page, not a crash
-            title, text, links = "", "", []
+            title, text, links, canonical = "", "", [], None
             page.error = f"unparseable HTML: {type(exc).__name__}"
         page.title, page.text = title, text
+        page.canonical = page_canonical(canonical, link_header_canonical(link_header, final_url))
         page.outlinks = followable(links, config)
         if config.keep_html:
             page.html = document
@@ -277,9 +282,10 @@ class HttpFetcher:
 
     # -- building the Page -----------------------------------------------------------------------
     def _result(self, url: str, final: str, response: _Response, redirects: list[str], started: float) -> FetchResult:
+        links = ", ".join(v for k, v in response.headers if k.lower() == "link") or None
         page = page_from_body(url, final, response.status, response.header("Content-Type"), response.body,
                               self.config, is_html=response.is_html, truncated=response.truncated,
-                              error=response.error)
+                              error=response.error, link_header=links)
         return FetchResult(page, response.headers, response.ip, redirects, response.body, response.truncated,
                            time.monotonic() - started)
 

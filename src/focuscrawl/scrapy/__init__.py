@@ -492,8 +492,10 @@ class FocusedScheduler(BaseScheduler):
 
 def _page(url: str, response) -> Page:
     """The Page of a Scrapy response to ``url``, read as focuscrawl's fetcher reads an answer."""
+    links = b", ".join(response.headers.getlist(b"Link")).decode("latin-1") or None
     return page_from_body(url, response.url, response.status,
-                          response.headers.get(b"Content-Type", b"").decode("latin-1"), response.body, PAGE_PARSING)
+                          response.headers.get(b"Content-Type", b"").decode("latin-1"), response.body, PAGE_PARSING,
+                          link_header=links)
 
 
 def _download_error(exception: BaseException) -> str:

@@ -15,8 +15,8 @@ in that order, and their state (checkpointed with the crawl). The built-in ones,
 - URL aliases (``aliases``, 500): rules learned from the copies found (mirror hosts, ``dir/index.html`` twins)
   rewrite the URLs met after them, so that further copies are one URL and cost no fetch;
 - near-duplicates (``copies``, 600): a page whose text is a near-copy of a page fetched before;
-- ``rel=canonical`` (``copies``, 700): a page naming a fetched URL as its own, with a text that agrees, is a
-  duplicate of it; a canonical URL not fetched yet joins the closure, as a redirect's target does;
+- ``rel=canonical`` (``copies``, 700): a hint, never a verdict on a URL not fetched: of a page and the URL it names
+  as its own, both fetched and their texts agreeing (a near-copy across sites), the later is the earlier's duplicate;
 - soft 404s (``soft404``, 800): a host's not-found pages answered with status 200, found with a probe.
 
 A page they catch still comes back to the policy in the one observation of its selection, with relevance 0,

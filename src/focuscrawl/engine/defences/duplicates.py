@@ -125,8 +125,8 @@ def similarity(a: np.ndarray, b: np.ndarray) -> float:
 class NearDuplicates:
     """The signatures of the pages fetched so far, by URL, and the LSH index that finds near-copies among them.
 
-    ``find`` looks a new page up among those ``add``-ed before; ``of`` gives a URL's signature (a canonical URL
-    gets the signature of the page that named it first, so a later claim can be checked against that text).
+    ``find`` looks a new page up among those ``add``-ed before; ``of`` gives a URL's signature (its own page's: what
+    a ``rel=canonical`` claim naming it is checked against).
     """
 
     def __init__(self, settings: NearDuplicateSettings):
@@ -134,7 +134,7 @@ class NearDuplicates:
         self.urls: list[str] = []
         self.signatures: list[np.ndarray] = []
         self.index_of: dict[str, int] = {}
-        self.indexed = bytearray()  # 1 where the signature is in the LSH index (0: a canonical URL's alias)
+        self.indexed = bytearray()  # 1 where the signature is in the LSH index (0: kept for ``of`` alone)
         self._lsh = self._new_lsh()
 
     def _new_lsh(self) -> MinHashLSH:
