@@ -89,17 +89,14 @@ class Wild(scrapy.Spider):
 '''
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """The web served on loopback by a thread of this process: (hosts map file, request log file)."""
-    root = tmp_path_factory.mktemp("wild")
-    build_web(root / "web")
+def _serve_in_thread(web_dir: Path, root: Path, **options):
+    """``serve_web`` in a thread of this process: (hosts map file, request log file, a function that stops it)."""
     map_file, log_file = root / "hosts.json", root / "requests.jsonl"
     ready, box = threading.Event(), {}
 
     async def serve() -> None:
         box["loop"], box["stop"] = asyncio.get_running_loop(), asyncio.Event()
-        async with serve_web(root / "web", base_ip="127.0.33.1", disallow=["/private/"], log_file=log_file) as server:
+        async with serve_web(web_dir, log_file=log_file, **options) as server:
             map_file.write_text(json.dumps(server.hosts))
             ready.set()
             await box["stop"].wait()
@@ -107,9 +104,22 @@ def served(tmp_path_factory):
     thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
     thread.start()
     assert ready.wait(60)
+
+    def stop() -> None:
+        box["loop"].call_soon_threadsafe(box["stop"].set)
+        thread.join(10)
+
+    return map_file, log_file, stop
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The web served on loopback by a thread of this process: (hosts map file, request log file)."""
+    root = tmp_path_factory.mktemp("wild")
+    build_web(root / "web")
+    map_file, log_file, stop = _serve_in_thread(root / "web", root, base_ip="127.0.33.1", disallow=["/private/"])
     yield map_file, log_file
-    box["loop"].call_soon_threadsafe(box["stop"].set)
-    thread.join(10)
+    stop()
 
 
 @pytest.fixture(scope="module")
@@ -333,29 +343,6 @@ def test_a_robots_or_address_refusal_is_not_a_host_failure():
     assert not failure(IgnoreRequest("refused address: a.test resolves to a refused address (10.0.0.1)"))
     assert not failure(IgnoreRequest("not a host of the served web: b.test"))
     assert failure(ConnectionRefusedError("connection refused")) and failure(TimeoutError("timed out"))
-
-
-def _serve_in_thread(web_dir: Path, root: Path, **options):
-    """``serve_web`` in a thread of this process, as ``served`` does: (hosts map file, request log file, stop)."""
-    map_file, log_file = root / "hosts.json", root / "requests.jsonl"
-    ready, box = threading.Event(), {}
-
-    async def serve() -> None:
-        box["loop"], box["stop"] = asyncio.get_running_loop(), asyncio.Event()
-        async with serve_web(web_dir, log_file=log_file, **options) as server:
-            map_file.write_text(json.dumps(server.hosts))
-            ready.set()
-            await box["stop"].wait()
-
-    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(60)
-
-    def stop() -> None:
-        box["loop"].call_soon_threadsafe(box["stop"].set)
-        thread.join(10)
-
-    return map_file, log_file, stop
 
 
 FLAKY_SPIDER = SPIDER.replace('name = "wild"', 'name = "flaky"').replace("http://wild.test/", "http://hub.test/")
