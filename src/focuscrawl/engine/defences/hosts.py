@@ -186,15 +186,20 @@ class HostHealth(Defence):
         longest = max(self.settings.max_open_s, self.settings.max_retry_after_s)
         if now < breaker.until:
             return breaker.until - now <= longest  # more is a wall clock set back: not waited for
-        # a trial whose outcome never comes (its selection was dropped) is given up after the first period
+        return self._trial_out(breaker, now)
+
+    def _trial_out(self, breaker: HostBreaker, now: float) -> bool:
+        """A trial was let through and its outcome is awaited; one whose outcome never comes (its selection was
+        dropped on the way) is given up after the first open period."""
         return breaker.trial is not None and now < breaker.trial + self.settings.open_s
 
     def _let_through(self, host: str, step: int, anyway: bool = False) -> None:
         """A selection of ``host`` goes: when its breaker is half-open (or open, but nothing else is left to fetch:
         ``anyway``), it is a trial."""
         breaker = self.breakers.get(host)
-        if breaker is not None and breaker.until is not None and (breaker.trial is None or anyway):
-            breaker.trial = self.now(step)
+        now = self.now(step)
+        if breaker is not None and breaker.until is not None and (anyway or not self._trial_out(breaker, now)):
+            breaker.trial = now
 
     def release(self, step: int, anyway: bool = False) -> tuple[Selection, float] | None:
         """A parked selection whose host may be tried (``anyway``: the longest parked one regardless), in the
