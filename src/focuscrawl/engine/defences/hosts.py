@@ -31,9 +31,9 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from focuscrawl.engine.defences.pipeline import HOST_FAILING, Crawl, Defence, Fetch
 from focuscrawl.types import DNS_FAILURE, Page, Selection, retry_after_of
@@ -71,6 +71,15 @@ class HostHealthSettings(BaseModel):
         3600.0, description="the longest Retry-After (seconds or HTTP date) of a 429/503 that is honoured")
     offline_step_s: Annotated[float, Field(gt=0)] = Field(
         3.0, description="seconds one crawl step counts for in a crawl without a wall clock (offline webs)")
+    clock: Literal["wall", "steps"] = Field(
+        "wall", description="the clock of a crawl that has a wall clock (HTTP, Scrapy): 'wall', or 'steps' "
+                            "(offline_step_s a step, as offline: a served web's crawl then breaks as its offline one)")
+
+    @model_validator(mode="after")
+    def _open_within_its_cap(self) -> HostHealthSettings:
+        if self.open_s > self.max_open_s:
+            raise ValueError(f"open_s ({self.open_s:g}) is longer than max_open_s ({self.max_open_s:g})")
+        return self
 
 
 def failure_kind(page: Page) -> str | None:
@@ -239,7 +248,7 @@ class HostHealth(Defence):
 
     def review(self, fetch: Fetch, crawl: Crawl) -> None:
         """Every fetch counts, a defence's own too; the one that closes the host is hidden whatever else it is."""
-        self.clock = crawl.clock_s
+        self.clock = crawl.clock_s if self.settings.clock == "wall" else None
         if self.record(fetch.host, fetch.page, self.now(fetch.step)):
             self.closed.add(fetch.host)
             fetch.verdict, fetch.hidden = fetch.verdict or HOST_FAILING, True
