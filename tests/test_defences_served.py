@@ -29,8 +29,11 @@ NEEDS = {"url_aliases": ("near_duplicates",)}
 
 
 def only(name: str) -> dict:
-    """Defence settings with ``name`` (and what it needs) on, every other built-in defence off."""
-    return {other: {"enabled": other == name or other in NEEDS.get(name, ())} for other in DEFAULT_ORDER}
+    """Defence settings with ``name`` (and what it needs) on, every other built-in defence off. The host breaker
+    keeps the offline clock over HTTP too (``clock: steps``): its seconds are the crawl's steps in both crawls."""
+    settings = {other: {"enabled": other == name or other in NEEDS.get(name, ())} for other in DEFAULT_ORDER}
+    settings["host_health"]["clock"] = "steps"
+    return settings
 
 
 @pytest.fixture(scope="module")

@@ -89,17 +89,14 @@ class Wild(scrapy.Spider):
 '''
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """The web served on loopback by a thread of this process: (hosts map file, request log file)."""
-    root = tmp_path_factory.mktemp("wild")
-    build_web(root / "web")
+def _serve_in_thread(web_dir: Path, root: Path, **options):
+    """``serve_web`` in a thread of this process: (hosts map file, request log file, a function that stops it)."""
     map_file, log_file = root / "hosts.json", root / "requests.jsonl"
     ready, box = threading.Event(), {}
 
     async def serve() -> None:
         box["loop"], box["stop"] = asyncio.get_running_loop(), asyncio.Event()
-        async with serve_web(root / "web", base_ip="127.0.33.1", disallow=["/private/"], log_file=log_file) as server:
+        async with serve_web(web_dir, log_file=log_file, **options) as server:
             map_file.write_text(json.dumps(server.hosts))
             ready.set()
             await box["stop"].wait()
@@ -107,9 +104,22 @@ def served(tmp_path_factory):
     thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
     thread.start()
     assert ready.wait(60)
+
+    def stop() -> None:
+        box["loop"].call_soon_threadsafe(box["stop"].set)
+        thread.join(10)
+
+    return map_file, log_file, stop
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The web served on loopback by a thread of this process: (hosts map file, request log file)."""
+    root = tmp_path_factory.mktemp("wild")
+    build_web(root / "web")
+    map_file, log_file, stop = _serve_in_thread(root / "web", root, base_ip="127.0.33.1", disallow=["/private/"])
     yield map_file, log_file
-    box["loop"].call_soon_threadsafe(box["stop"].set)
-    thread.join(10)
+    stop()
 
 
 @pytest.fixture(scope="module")
@@ -124,12 +134,12 @@ def topic(tmp_path_factory) -> Path:
     return directory
 
 
-def crawl(tmp_path: Path, served, topic: Path, *settings: str,
-          name: str = "run") -> tuple[subprocess.CompletedProcess, list[dict], list[dict]]:
+def crawl(tmp_path: Path, served, topic: Path, *settings: str, name: str = "run",
+          spider_text: str = SPIDER) -> tuple[subprocess.CompletedProcess, list[dict], list[dict]]:
     """Run the spider with the focused scheduler: (the process, the server's log of this crawl, pages.jsonl)."""
     map_file, log_file = served
     spider = tmp_path / "wild_spider.py"
-    spider.write_text(SPIDER)
+    spider.write_text(spider_text)
     before = len(log_file.read_text().splitlines()) if log_file.exists() else 0
     pages = tmp_path / f"{name}-pages.jsonl"
     argv = [sys.executable, "-m", "scrapy", "runspider", str(spider),
@@ -333,6 +343,45 @@ def test_a_robots_or_address_refusal_is_not_a_host_failure():
     assert not failure(IgnoreRequest("refused address: a.test resolves to a refused address (10.0.0.1)"))
     assert not failure(IgnoreRequest("not a host of the served web: b.test"))
     assert failure(ConnectionRefusedError("connection refused")) and failure(TimeoutError("timed out"))
+
+
+FLAKY_SPIDER = SPIDER.replace('name = "wild"', 'name = "flaky"').replace("http://wild.test/", "http://hub.test/")
+
+
+@pytest.mark.slow
+def test_the_add_on_keeps_the_host_breaker_in_seconds(tmp_path, topic):
+    """The add-on's engine has the wall clock: flaky.test answers its first 8 requests 503 (all in flight at once)
+    and then recovers. A burst closes no host: the breaker opens after 3 failures, its URLs found meanwhile wait (the
+    others go first), and are fetched when it is tried again."""
+    from aiohttp import web as aioweb
+
+    with WebWriter(tmp_path / "web", {"name": "flaky"}) as w:
+        w.add_page("http://hub.test/", title="Hub", text="A hub of pages about many things.")
+        urls = [f"http://flaky.test/f{i}" for i in range(12)] + [f"http://hub.test/g{i}" for i in range(12)]
+        for i, url in enumerate(urls):
+            w.add_link("http://hub.test/", url, f"page {i}")
+            w.add_page(url, title=f"Bird page {i}", text=bird_text(BIRDS[i % 4]))
+    failed: list[str] = []
+
+    async def flaky(request, host: str, url: str):
+        if host == "flaky.test" and request.path.startswith("/f") and len(failed) < 8:  # not robots.txt, sitemaps
+            failed.append(url)
+            return aioweb.Response(status=503)
+        return None
+
+    map_file, log_file, stop = _serve_in_thread(tmp_path / "web", tmp_path, base_ip="127.0.34.1", hook=flaky)
+    try:
+        proc, _, rows = crawl(tmp_path, (map_file, log_file), topic, "-s", "FOCUSCRAWL_STRATEGY=bfs",
+                              "-s", "CONCURRENT_REQUESTS=8", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8",
+                              spider_text=FLAKY_SPIDER, name="flaky")
+    finally:
+        stop()
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert not any(row["verdict"] == "host failing" or row["skipped"] for row in rows), "no host closed for good"
+    flaky_rows = [row for row in rows if "flaky.test" in row["url"]]
+    assert [row["status"] for row in flaky_rows] == [503] * 8 + [200] * 4
+    # the URLs parked while the breaker was open came after the other host's pages
+    assert rows.index(flaky_rows[-4]) > max(i for i, row in enumerate(rows) if "/g" in row["url"])
 
 
 def test_the_address_guard_checks_dns_answers_and_pins_the_checked_one(monkeypatch):

@@ -14,6 +14,26 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     import numpy as np
 
+# ``Page.error`` phrases written by the fetchers (HTTP, Scrapy) and read by the engine's host breaker
+# (``focuscrawl.engine.defences.hosts``): in the error text, so that a run folder's stored pages replay the same.
+DNS_FAILURE = "DNS lookup failed"  # "DNS lookup failed for a.example: ...": the host's name did not resolve
+RETRY_AFTER = "retry after "  # "retry after 120 s": a 429 or 503 answer's Retry-After, in seconds from the answer
+
+
+def retry_after_error(seconds: float) -> str:
+    """The error of a 429 or 503 answer that said when to come back (``retry_after_of`` reads it)."""
+    return f"{RETRY_AFTER}{max(0.0, seconds):g} s"
+
+
+def retry_after_of(error: str) -> float | None:
+    """The seconds a ``retry_after_error`` says, or None for any other error."""
+    if not error.startswith(RETRY_AFTER):
+        return None
+    try:
+        return float(error[len(RETRY_AFTER):].split()[0])
+    except (ValueError, IndexError):
+        return None
+
 
 @dataclass(frozen=True, slots=True)
 class Link:

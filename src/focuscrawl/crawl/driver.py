@@ -44,6 +44,7 @@ from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Protocol
 
+from focuscrawl.crawl.resume import CLOCK, wall_clock
 from focuscrawl.engine import CrawlEngine
 from focuscrawl.storage.harvest import HarvestWriter
 from focuscrawl.storage.pages import PagesWriter
@@ -57,7 +58,8 @@ class Fetcher(Protocol):
 
     A fetcher whose ``fetch_result`` also returns the response headers and body (the HTTP fetcher) gets
     them into the WARC; otherwise the WARC holds the page rendered from its text. One with ``slot(url)`` and
-    ``slot_capacity`` (the HTTP fetcher's politeness) gets at most that many fetches per slot at once.
+    ``slot_capacity`` (the HTTP fetcher's politeness) gets at most that many fetches per slot at once. One with
+    ``real_time`` True (the HTTP fetcher) gives the crawl the wall clock (``CrawlEngine.record``'s ``at``).
     """
 
     async def fetch(self, url: str) -> Page: ...
@@ -121,6 +123,11 @@ class CrawlDriver:
         self._waiting: dict[str, deque[str]] = {}  # a busy slot's selected URLs, oldest first
         self._waiting_count = 0
         self._due: dict[str, float] = {}  # a waiting slot's earliest start (monotonic) when last asked: not before
+        # A fetcher of real time (HTTP) gives a new crawl the wall clock (its steps' ``fetched_at``, replayed on
+        # resume); a crawl keeps the clock it began with.
+        if store.get_meta(CLOCK) is None and engine.stats.steps == 0:
+            store.set_meta(**{CLOCK: "wall" if getattr(fetcher, "real_time", False) else "steps"})
+        self._wall_clock = wall_clock(store)
 
     def stop(self, immediate: bool = False) -> None:
         """Graceful: start no new fetch, record those in flight. Immediate: abandon them (they are redone)."""
@@ -298,10 +305,11 @@ class CrawlDriver:
         return page, time.perf_counter() - started, result
 
     def _complete(self, url: str, page: Page, fetch_s: float, result=None) -> StepRecord:
-        event = self.engine.record(url, page, fetch_s)
+        fetched_at = time.time()
+        event = self.engine.record(url, page, fetch_s, at=fetched_at if self._wall_clock else None)
         if self.sitemaps is not None:
             self.sitemaps.recorded(url, page, event)
-        record = StepRecord.of(event, page, fetch_s, time.time())
+        record = StepRecord.of(event, page, fetch_s, fetched_at)
         if self.warc is not None:
             record.warc_end = self.warc.write(url, page, result)
         if self.before_commit is not None:

@@ -3,7 +3,8 @@
 The one resume mechanism: the latest checkpoint (``CrawlEngine.snapshot``, taken every ``checkpoint_every`` steps
 inside a step's transaction) is restored, then the operation log after it is replayed: each logged selection must be
 selected again by the (deterministic) policy (told, if it takes the polite hint, that only the selected URL's host
-is ready: ``_only_host_of``), each logged record feeds the stored page back to the engine, and each adopted message
+is ready: ``_only_host_of``), each logged record feeds the stored page back to the engine (with the wall clock it was recorded at, in a crawl that
+keeps one: the host breaker's decisions replay too), and each adopted message
 (links another shard found, in a distributed crawl; a site's sitemap offered on entering it,
 ``focuscrawl.crawl.sitemaps``) is adopted again. Without a usable checkpoint the whole log is replayed, which gives
 the same state, only slower: ``resume`` does that when the checkpoint cannot be read (one of another format, written
@@ -23,6 +24,16 @@ from focuscrawl.storage.state import StateStore
 from focuscrawl.urls import site_of
 
 logger = logging.getLogger(__name__)
+
+
+# The store's meta key naming the crawl's clock: "wall" (the HTTP fetcher's crawls: each step's ``fetched_at`` is the
+# engine's ``record(at=)``, and replay gives it again) or "steps" (offline webs; run folders from before it existed).
+CLOCK = "clock"
+
+
+def wall_clock(store: StateStore) -> bool:
+    """Whether the crawl of ``store`` keeps the wall clock (``CrawlEngine.record``'s ``at``)."""
+    return store.get_meta(CLOCK) == "wall"
 
 
 def _only_host_of(url: str) -> Callable[[str], bool]:
@@ -57,6 +68,7 @@ def replay(engine: CrawlEngine, store: StateStore, *, use_checkpoint: bool = Tru
         after, first_step = seq, step + 1
     sinks, engine.sinks = engine.sinks, []
     steps = store.steps(start=first_step)
+    wall = wall_clock(store)
     replayed = 0
     try:
         for seq, kind, url in store.ops(after=after):
@@ -75,7 +87,7 @@ def replay(engine: CrawlEngine, store: StateStore, *, use_checkpoint: bool = Tru
                 record = next(steps, None)
                 if record is None or record.url != url:
                     raise ResumeError(f"state store is inconsistent at op {seq} ({url})")
-                engine.record(url, record.page(), record.fetch_s)
+                engine.record(url, record.page(), record.fetch_s, at=record.fetched_at if wall else None)
                 replayed += 1
     finally:
         engine.sinks = sinks

@@ -16,7 +16,8 @@ import pickle
 # run's operation log instead, which gives the same crawl, so no class needs a ``__setstate__`` to migrate old ones.
 # 1: checkpoints without a version (before 2). 2: the defences as one pipeline (``engine.defences.pipeline``).
 # 3: the thin-page judge's per-host counts (``topic.thin``).
-FORMAT = 3
+# 4: the host breaker in seconds (``engine.defences.hosts.HostBreaker`` per host, its clock).
+FORMAT = 4
 _HEADER = b"focuscrawl checkpoint format "
 
 

@@ -104,6 +104,9 @@ class CrawlEngine:
         self.pending_per_host: Counter[str] = Counter()
         self.capped_hosts: set[str] = set()
         self.kept_out: set[str] = set()  # URLs the defences kept out of the frontier (listed once, when they were)
+        # The crawl's clock as its driver gives it with each record (``record(at=)``: the wall clock over HTTP);
+        # None in a crawl without one (offline webs), whose defences count time in steps.
+        self.clock_s: float | None = None
         self.frontier_size = 0
         self._limit = self.cap.limit(0, budget)
         # URL -> (its Selection, seconds of select calls it took): handed back at record time.
@@ -162,8 +165,9 @@ class CrawlEngine:
                 if own is None:
                     selection = self.policy.select() if ready is None else self.policy.select_ready(ready)
                     if selection is None:
-                        # nothing else to fetch: a host still backing off is tried now rather than never
-                        own = defences.own_selection(self, self.stats.steps, anyway=True)
+                        # nothing else to fetch, and no fetch in flight that could bring more: a host still backing
+                        # off is tried now rather than never (with fetches in flight, their driver asks again later)
+                        own = None if self._in_flight else defences.own_selection(self, self.stats.steps, anyway=True)
                         if own is None:
                             return None
                 selection, earlier_s = own if own is not None else (selection, 0.0)
@@ -188,11 +192,15 @@ class CrawlEngine:
         finally:
             self.stats.decision_s += time.perf_counter() - started
 
-    def record(self, url: str, page: Page, fetch_s: float = 0.0) -> StepEvent:
+    def record(self, url: str, page: Page, fetch_s: float = 0.0, at: float | None = None) -> StepEvent:
         """Account for the fetch of ``url``, a URL of ``next_selection``: closure, defences, reward, observation, event.
 
-        (A URL the engine did not select, which only tests do, is observed as a bare selection.)
+        ``at``: the wall clock (seconds) of this record, in a crawl that has one (over HTTP: the driver logs it, and
+        a resume gives it again); the host breaker's time. (A URL the engine did not select, which only tests do,
+        is observed as a bare selection.)
         """
+        if at is not None:
+            self.clock_s = at
         host = site_of(url)
         selection, select_s = Selection(url), 0.0
         if url in self._in_flight:

@@ -65,7 +65,7 @@ from focuscrawl.http.safety import (
     is_trap_url,
 )
 from focuscrawl.http.settings import ROBOTS_MAX_BYTES, FetchConfig
-from focuscrawl.types import Link, Page
+from focuscrawl.types import Link, Page, retry_after_error
 from focuscrawl.urls import host_of, normalize_url, registered_domain
 
 
@@ -153,6 +153,8 @@ class HttpFetcher:
     >>> async with HttpFetcher(FetchConfig(min_delay=2.0)) as fetcher:
     ...     page = await fetcher.fetch("https://example.org/")
     """
+
+    real_time = True  # its fetches take real time: a crawl with it keeps the wall clock (``CrawlDriver``)
 
     def __init__(self, config: FetchConfig | None = None):
         self.config = config = config or FetchConfig()
@@ -283,6 +285,11 @@ class HttpFetcher:
     # -- building the Page -----------------------------------------------------------------------
     def _result(self, url: str, final: str, response: _Response, redirects: list[str], started: float) -> FetchResult:
         links = ", ".join(v for k, v in response.headers if k.lower() == "link") or None
+        if response.status in (429, 503) and not response.error:
+            # when the server asked to be left alone: the host breaker (engine) keeps its URLs back that long
+            retry_after = parse_retry_after(response.header("Retry-After"))
+            if retry_after is not None:
+                response.error = retry_after_error(retry_after)
         page = page_from_body(url, final, response.status, response.header("Content-Type"), response.body,
                               self.config, is_html=response.is_html, truncated=response.truncated,
                               error=response.error, link_header=links)

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from focuscrawl.types import DNS_FAILURE
 from focuscrawl.urls import MAX_URL_LENGTH
 
 ALLOWED_SCHEMES = ("http", "https")
@@ -182,7 +183,7 @@ class CachingResolver(AbstractResolver):
                 found = list(dict.fromkeys((info[4][0], info[0]) for info in infos))
                 entry: tuple[float, list[tuple[str, int]] | str] = (time.monotonic() + self.ttl, found)
             except (OSError, UnicodeError) as exc:
-                entry = (time.monotonic() + self.negative_ttl, f"DNS lookup failed for {host}: {exc}")
+                entry = (time.monotonic() + self.negative_ttl, f"{DNS_FAILURE} for {host}: {exc}")
             if len(self._cache) >= self.max_entries:
                 self._cache.clear()  # crude but bounded; a crawl revisits few hosts after this many
             self._cache[host] = entry

@@ -78,11 +78,11 @@ from focuscrawl.engine import CrawlEngine
 from focuscrawl.engine.checkpoint import FORMAT as CHECKPOINT_FORMAT
 from focuscrawl.engine.engine import REWARD_THRESHOLD
 from focuscrawl.extras import MissingExtra
-from focuscrawl.http.fetcher import followable, page_from_body
+from focuscrawl.http.fetcher import followable, page_from_body, parse_retry_after
 from focuscrawl.http.settings import FetchConfig
 from focuscrawl.storage import PagesWriter, StepRecord
 from focuscrawl.topic.topic_dir import load_topic_dir
-from focuscrawl.types import ForeignLinks, Link, Page, Selection
+from focuscrawl.types import ForeignLinks, Link, Page, Selection, retry_after_error
 
 logger = logging.getLogger(__name__)
 
@@ -404,12 +404,13 @@ class FocusedScheduler(BaseScheduler):
 
     def _record(self, url: str, page: Page, fetch_s: float = 0.0) -> None:
         self.dispatched.pop(url, None)
-        started = time.perf_counter()
-        event = self.engine.record(url, page, fetch_s)
+        started, fetched_at = time.perf_counter(), time.time()
+        # the wall clock: the host breaker's seconds (kept in JOBDIR's snapshot, so a resumed crawl goes on with them)
+        event = self.engine.record(url, page, fetch_s, at=fetched_at)
         self.record_s += time.perf_counter() - started
         self.relevant += int(event.reward > 0)
         if self.pages is not None:
-            self.pages.write(StepRecord.of(event, page, fetch_s, time.time()))
+            self.pages.write(StepRecord.of(event, page, fetch_s, fetched_at))
 
     def _probe(self, url: str) -> None:
         """The engine's own fetch (a soft-404 probe): downloaded through Scrapy's downloader, never the spider."""
@@ -491,11 +492,14 @@ class FocusedScheduler(BaseScheduler):
 
 
 def _page(url: str, response) -> Page:
-    """The Page of a Scrapy response to ``url``, read as focuscrawl's fetcher reads an answer."""
+    """The Page of a Scrapy response to ``url``, read as focuscrawl's fetcher reads an answer (a 429 or 503's
+    Retry-After too, which the host breaker honours)."""
     links = b", ".join(response.headers.getlist(b"Link")).decode("latin-1") or None
+    retry_after = parse_retry_after(response.headers.get(b"Retry-After", b"").decode("latin-1")) \
+        if response.status in (429, 503) else None
     return page_from_body(url, response.url, response.status,
                           response.headers.get(b"Content-Type", b"").decode("latin-1"), response.body, PAGE_PARSING,
-                          link_header=links)
+                          link_header=links, error=retry_after_error(retry_after) if retry_after is not None else "")
 
 
 def _download_error(exception: BaseException) -> str:

@@ -39,6 +39,7 @@ class Crawl(Protocol):
 
     fetched: set[str]
     kept_out: set[str]  # URLs kept out of the frontier, each listed once in ``StepEvent.skipped``
+    clock_s: float | None  # the wall clock of the fetch being recorded; None in a crawl without one (offline)
 
     def known(self, url: str) -> bool:
         """``url`` is discovered, fetched or in flight."""
