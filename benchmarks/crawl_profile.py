@@ -20,7 +20,7 @@ import pstats
 REST = "fetch, event loop"
 # component -> (file path ending, function name) of its entry points; nested ones are subtracted from their caller.
 ENTRY_POINTS: dict[str, tuple[tuple[str, str], ...]] = {
-    "parse": (("focuscrawl/http/fetcher.py", "page_from_body"),
+    "parse": (("focuscrawl/http/response.py", "page_from_body"),
               ("scrapy/linkextractors/lxmlhtml.py", "extract_links"), ("parsel/selector.py", "xpath"),
               ("parsel/selector.py", "css"), ("parsel/selector.py", "getall"), ("parsel/selector.py", "get"),
               ("scrapy/http/response/text.py", "text"), ("scrapy/http/response/text.py", "selector")),

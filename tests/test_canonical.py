@@ -18,7 +18,7 @@ from test_defences import page_text
 
 from focuscrawl.engine.defences.duplicates import NearDuplicates, NearDuplicateSettings, page_shingles, similarity
 from focuscrawl.html import link_header_canonical, page_canonical, render_html
-from focuscrawl.http.fetcher import page_from_body
+from focuscrawl.http.response import page_from_body
 from focuscrawl.http.settings import FetchConfig
 from focuscrawl.webs.store import OfflineWeb, WebWriter
 

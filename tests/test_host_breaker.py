@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
+from conftest import BIRD_WORDS
 from test_defences import TOPIC, Wrapped, _topic_dir, page_text
 
-from conftest import BIRD_WORDS
 from focuscrawl.bench.protocol import GroundTruth
 from focuscrawl.builder import build_crawl
 from focuscrawl.config import RunSettings
@@ -305,10 +305,11 @@ def test_the_fetcher_reads_a_retry_after_date(tmp_path):
 def test_a_resumed_crawl_replays_the_breakers_decisions(tmp_path, wall):
     """The run folder keeps the clock each step was recorded at (``fetched_at``) when the crawl keeps the wall
     clock: a resume replays the breaker's holds and trials exactly, from the log alone too."""
+    from test_defences import AsyncFetcher
+
     from focuscrawl.crawl import Crawler
     from focuscrawl.crawl.resume import replay
     from focuscrawl.storage.state import StateStore
-    from test_defences import AsyncFetcher
 
     web = Wrapped(OfflineWeb(_web(tmp_path / "w", bad=10, good=30)), failing=("flaky.test",))
     fetcher = AsyncFetcher(web)

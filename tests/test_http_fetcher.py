@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from focuscrawl.http.fetcher import HttpFetcher, parse_retry_after
+from focuscrawl.http.fetcher import HttpFetcher
+from focuscrawl.http.response import parse_retry_after
 from focuscrawl.http.safety import AddressPolicy, BlockedAddressError, CachingResolver, check_url, is_trap_url
 from focuscrawl.http.settings import FetchConfig
 from focuscrawl.webs.serve import serve_web

@@ -5,14 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import BIRD_WORDS, OTHER_WORDS, _text
 
 from focuscrawl.builder import Classifiers, build_crawl
 from focuscrawl.config import RunSettings
 from focuscrawl.topic.thin import ThinPages
 from focuscrawl.types import TopicInputs
 from focuscrawl.webs.store import OfflineWeb, WebWriter
-
-from conftest import BIRD_WORDS, OTHER_WORDS, _text
 
 
 def test_floor_is_a_share_of_the_median_relevant_example():

@@ -78,7 +78,7 @@ from focuscrawl.engine import CrawlEngine
 from focuscrawl.engine.checkpoint import FORMAT as CHECKPOINT_FORMAT
 from focuscrawl.engine.engine import REWARD_THRESHOLD
 from focuscrawl.extras import MissingExtra
-from focuscrawl.http.fetcher import followable, page_from_body, parse_retry_after
+from focuscrawl.http.response import followable, page_from_body, parse_retry_after
 from focuscrawl.http.settings import FetchConfig
 from focuscrawl.storage import PagesWriter, StepRecord
 from focuscrawl.topic.topic_dir import load_topic_dir
