@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from benchmarks.row_args import row_config, row_parser
+from benchmarks.row_args import crawl_run, row_config, row_parser
 from focuscrawl.bench.runner import bench_topic, draw_seeds
-from focuscrawl.builder import Classifiers, StrategyPlan, build_crawl
+from focuscrawl.builder import Classifiers
 from focuscrawl.config import BenchConfig, load_config
-from focuscrawl.types import StepEvent
 from focuscrawl.urls import site_of
 from focuscrawl.webs.store import OfflineWeb, label_matches
 
@@ -30,17 +29,12 @@ def main() -> None:
     web = OfflineWeb(args.web)
     topic = bench_topic(web, config)
     run_seeds = draw_seeds(topic, config)
-    classifiers = Classifiers(topic.inputs, config.seed)
+    classifiers = Classifiers(topic.inputs, config.seed, page_encoder=config.page_encoder)
     fruitful = {site_of(url) for url, labels in web.labels().items() if label_matches(labels, args.topic)}
     worst: dict[str, float] = {}
     for strategy in args.strategy.split(","):
         for run in runs:
-            events: list[StepEvent] = []
-            settings = config.run_settings(run)
-            crawl = build_crawl(settings, StrategyPlan(settings, strategy, judge=topic.truth), topic.inputs,
-                                run_seeds[run], classifiers=classifiers, judge=topic.truth.credit_once(),
-                                sinks=[events.append])
-            stats = crawl.engine.run(web)
+            stats, events = crawl_run(web, topic, config, strategy, run, run_seeds[run], classifiers)
             barren = Counter(site_of(e.url) for e in events if site_of(e.url) not in fruitful)
             top = barren.most_common(3)
             share = top[0][1] / len(events) if top and events else 0.0

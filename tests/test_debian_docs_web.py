@@ -12,8 +12,16 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.cli.main import main
-from focuscrawl.webs.debian_docs import (DEBS, DocsBuildError, ar_members, build_debian_docs, deb_html_files,
-                                         doc_site_url, download_docs, page_kind)
+from focuscrawl.webs.debian_docs import (
+    DEBS,
+    DocsBuildError,
+    ar_members,
+    build_debian_docs,
+    deb_html_files,
+    doc_site_url,
+    download_docs,
+    page_kind,
+)
 from focuscrawl.webs.store import OfflineWeb
 
 PROJECT = "https://biotool.org/"
@@ -163,6 +171,8 @@ def test_page_cap_keeps_what_the_index_reaches_first(tmp_path: Path) -> None:
 
 def test_page_kind_and_site_url() -> None:
     assert doc_site_url("https://casacore.github.io/casacore") == "https://docs.casacore.github.io/casacore/"
+    assert doc_site_url("https://x.sourceforge.net/downloads.shtml") == "https://docs.x.sourceforge.net/"
+    assert doc_site_url("https://genome.org/wiki/C++_Library:_libStatGen") == "https://docs.genome.org/wiki/"
     assert page_kind("html/classcasacore_1_1Table.html") == "kind.reference"
     assert page_kind("reference/generated/scipy.stats.norm.html") == "kind.reference"
     assert page_kind("org/biojava/nbio/core/Sequence.html") == "kind.reference"

@@ -15,8 +15,12 @@ from focuscrawl.cli.testbed import testbed_app
 from focuscrawl.config import parse_override
 from focuscrawl.webs import resolve_web_dir
 from focuscrawl.webs.debian import DEFAULT_SUITE, build_debian, download_index
-from focuscrawl.webs.debian_docs import (DEFAULT_MAX_DOWNLOAD_MB, DEFAULT_MAX_PAGES_PER_SITE, build_debian_docs,
-                                         download_docs)
+from focuscrawl.webs.debian_docs import (
+    DEFAULT_MAX_DOWNLOAD_MB,
+    DEFAULT_MAX_PAGES_PER_SITE,
+    build_debian_docs,
+    download_docs,
+)
 from focuscrawl.webs.mess import PROFILES, MessReport, make_profile, mess_web
 from focuscrawl.webs.serve import serve_web
 from focuscrawl.webs.store import OfflineWeb

@@ -53,7 +53,6 @@ DOC_PACKAGES = (
     ("octave-doc", "mathematics: GNU Octave's manual and function reference, ~2,900 pages"),
     ("libcommons-math3-java-doc", "mathematics: Javadoc API of Commons Math, ~2,200 pages"),
     ("libeigen3-doc", "mathematics: Doxygen API of Eigen (linear algebra), ~1,500 pages"),
-    ("maxima-doc", "mathematics: Maxima's manual, ~380 pages"),
     ("casacore-doc", "astronomy: Doxygen API of casacore (radio astronomy), ~6,800 pages"),
     ("python-astropy-doc", "astronomy: Sphinx API of Astropy, ~1,600 pages"),
     ("starlink-ttools-java-doc", "astronomy: Javadoc of STILTS (astronomical tables), ~1,100 pages"),
@@ -69,7 +68,6 @@ DOC_PACKAGES = (
     ("apache2-doc", "no topic: Apache HTTP Server manual, ~2,700 pages"),
     ("postgresql-doc-15", "no topic: PostgreSQL manual, ~1,200 pages"),
     ("python-django-doc", "no topic: Django's documentation, ~700 pages"),
-    ("python3.11-doc", "no topic: Python's documentation (with its math and statistics modules), ~530 pages"),
 )
 # A documentation page whose path says it is generated API/reference matter (Doxygen, Javadoc, Sphinx
 # autodoc, Texinfo indexes). The rest of a documentation site is kind.guide (manuals, tutorials, overviews).
@@ -217,10 +215,17 @@ def deb_html_files(path: Path) -> dict[str, bytes]:
 
 
 def doc_site_url(project: str) -> str:
-    """The root of a project's documentation site: ``https://HOST/PATH`` -> ``https://docs.HOST/PATH/``."""
+    """The root of a project's documentation site: ``https://HOST/PATH`` -> ``https://docs.HOST/PATH/``, PATH
+    cut before its first segment that is not a plain name (``/downloads.shtml``, ``/wiki/C++_Library``)."""
     parts = urlsplit(project)
-    path = parts.path.rstrip("/")
-    return f"https://docs.{parts.hostname}{path}/"
+    segments = []
+    for segment in parts.path.split("/"):
+        if not re.fullmatch(r"[A-Za-z0-9_-]+", segment):
+            if segment:
+                break
+            continue
+        segments.append(segment)
+    return f"https://docs.{parts.hostname}/" + "".join(f"{segment}/" for segment in segments)
 
 
 def page_kind(relative: str) -> str:
@@ -326,8 +331,10 @@ def _add_doc_sites(src: Path, max_pages: int, sites: list[DocSite]):
                 raise DocsBuildError(f"{path}: package {package} is not in the Packages index")
             project = _project_of(package, info.source, projects, packages)
             files = deb_html_files(path)
-            if project is None or not files:
-                raise DocsBuildError(f"{path}: {'no project page for its source ' + info.source if project is None else 'no HTML under /' + DOC_ROOT}")
+            if project is None:
+                raise DocsBuildError(f"{path}: no project page for its source {info.source} (no Homepage)")
+            if not files:
+                raise DocsBuildError(f"{path}: no HTML under /{DOC_ROOT}")
             title = packages[package].source if package in packages else info.source
             index_url, pages, reference = write_doc_site(writer, package, files, project, title, max_pages)
             digest = _file_sha256(path)
