@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from focuscrawl.bench.suite import SuiteError, find_suite, load_suite, plan_rows
 from focuscrawl.cli.main import main
 from focuscrawl.webs.debian_docs import (
     DEBS,
@@ -228,3 +229,14 @@ def test_build_errors_are_one_line(tmp_path: Path, capsys, debs, message: str) -
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
     assert not (tmp_path / "web" / "web.sqlite").exists()
+
+
+def test_many_sites_suite_crawls_the_docs_web(tmp_path: Path) -> None:
+    suite = load_suite(find_suite("many-sites"))
+    assert suite.webs == ["debian-docs"]
+    halves = {row.topic: row.half for row in suite.rows}
+    assert halves == {"topic.biology": "tuning", "topic.geography": "tuning", "topic.mathematics": "held-out",
+                      "topic.astronomy": "held-out", "topic.chemistry": "held-out"}
+    assert suite.defaults["budget"] == 2000 and suite.defaults["seeds_per_run"] == 5
+    with pytest.raises(SuiteError, match=f"web build debian-docs --download bookworm SRC {tmp_path}/debian-docs"):
+        plan_rows(suite, webs=tmp_path, out=tmp_path)
