@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.row_args import crawl_run
 from focuscrawl.bench.runner import bench_topic, draw_seeds
 from focuscrawl.bench.suite import find_suite, load_suite, plan_rows
-from focuscrawl.builder import Classifiers, StrategyPlan, build_crawl
-from focuscrawl.types import StepEvent
+from focuscrawl.builder import Classifiers
 from focuscrawl.webs.store import OfflineWeb
 
 BINS = 10
@@ -57,12 +57,8 @@ def crawl_row(config, strategy: str, runs: list[int]) -> tuple[np.ndarray, np.nd
     classifiers = Classifiers(topic.inputs, config.seed, page_encoder=config.page_encoder)
     relevance, relevant, found = [], [], 0
     for run in runs:
-        events: list[StepEvent] = []
-        settings = config.run_settings(run)
-        crawl = build_crawl(settings, StrategyPlan(settings, strategy, judge=topic.truth), topic.inputs,
-                            run_seeds[run], classifiers=classifiers, judge=topic.truth.credit_once(),
-                            sinks=[events.append])
-        found += crawl.engine.run(web).relevant
+        stats, events = crawl_run(web, topic, config, strategy, run, run_seeds[run], classifiers)
+        found += stats.relevant
         for event in events:
             # held-out example pages are neither relevant nor not: never scored
             if event.status == 200 and not event.verdict and event.url not in topic.held_out_pages:

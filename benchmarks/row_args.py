@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from focuscrawl.builder import Classifiers, StrategyPlan, build_crawl
 from focuscrawl.config import BenchConfig
+from focuscrawl.types import StepEvent
 
 
 def row_parser(doc: str) -> argparse.ArgumentParser:
@@ -21,3 +23,12 @@ def row_config(args: argparse.Namespace, runs: int, max_per_domain: int | None =
     """The benchmark configuration of the row, as ``focuscrawl bench`` would build it."""
     return BenchConfig(web=args.web, topic=args.topic, seeds_per_run=args.seeds_per_run, budget=args.budget,
                        runs=runs, max_per_domain=max_per_domain)
+
+
+def crawl_run(web, topic, config: BenchConfig, strategy: str, run: int, seeds, classifiers: Classifiers):
+    """One protocol run of a row crawled as ``focuscrawl bench`` crawls it: (the engine's stats, its step events)."""
+    events: list[StepEvent] = []
+    settings = config.run_settings(run)
+    crawl = build_crawl(settings, StrategyPlan(settings, strategy, judge=topic.truth), topic.inputs, seeds,
+                        classifiers=classifiers, judge=topic.truth.credit_once(), sinks=[events.append])
+    return crawl.engine.run(web), events

@@ -49,10 +49,12 @@ ROW_FILE = "row.json"  # beside a row's summary.json: the settings it was made w
 # A row's web and topic come from the row, its strategies from the suite and its folder from --out.
 NOT_DEFAULTS = ("web", "topic", "strategies", "out")
 # How a missing web is built, when its builder takes more than SRC and OUT: the Debian web downloads its index into
-# SRC, from the Debian release the suite's figures were made on (docs/web-format.md, "The Debian web").
-BUILD_OPTIONS = {"debian": "--download bookworm "}
+# SRC, from the Debian release the suite's figures were made on (docs/web-format.md, "The Debian web"); the
+# Debian docs web also downloads its documentation packages there ("The Debian docs web").
+BUILD_OPTIONS = {"debian": "--download bookworm ", "debian-docs": "--download bookworm "}
 DATASET_SRC = "SRC: the published dataset's folder"
-SRC_HINTS = {"debian": "SRC: a folder for the downloaded index"}
+SRC_HINTS = {"debian": "SRC: a folder for the downloaded index",
+             "debian-docs": "SRC: a folder for the downloaded index and documentation packages, about 270 MB"}
 
 
 class SuiteError(ValueError):

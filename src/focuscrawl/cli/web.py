@@ -15,6 +15,12 @@ from focuscrawl.cli.testbed import testbed_app
 from focuscrawl.config import parse_override
 from focuscrawl.webs import resolve_web_dir
 from focuscrawl.webs.debian import DEFAULT_SUITE, build_debian, download_index
+from focuscrawl.webs.debian_docs import (
+    DEFAULT_MAX_DOWNLOAD_MB,
+    DEFAULT_MAX_PAGES_PER_SITE,
+    build_debian_docs,
+    download_docs,
+)
 from focuscrawl.webs.mess import PROFILES, MessReport, make_profile, mess_web
 from focuscrawl.webs.serve import serve_web
 from focuscrawl.webs.store import OfflineWeb
@@ -69,6 +75,33 @@ def debian_cmd(
         run(lambda: download_index(download, src))
     run(lambda: build_debian(src, out_dir, overwrite=overwrite, reverse_links=reverse_links, hubs=hubs,
                              split_code_hosts=split_code_hosts))
+    print_info(out_dir)
+
+
+@build_app.command("debian-docs")
+def debian_docs_cmd(
+    src: Annotated[Path, typer.Argument(metavar="SRC", help="folder with Debian's index of main and debs/*.deb "
+                                                            "(documentation packages)")],
+    out_dir: Annotated[Path, typer.Argument(metavar="OUT")],
+    overwrite: bool = False,
+    download: Annotated[Optional[str], typer.Option(
+        metavar="SUITE", help=f"first fetch SUITE's index ({DEFAULT_SUITE}, ...) and the chosen documentation "
+                              "packages from deb.debian.org into SRC (a .deb already there with the right SHA256 "
+                              "is kept)")] = None,
+    max_download_mb: Annotated[float, typer.Option(
+        min=1, help="stop adding documentation packages at this many MB of .deb files")] = DEFAULT_MAX_DOWNLOAD_MB,
+    max_pages_per_site: Annotated[int, typer.Option(
+        min=1, help="pages a documentation site keeps at most (breadth-first from its index)")
+    ] = DEFAULT_MAX_PAGES_PER_SITE,
+    reverse_links: Annotated[int, typer.Option(min=0, help="'used by' links a project page keeps at most")] = 20,
+) -> None:
+    """The Debian web plus large documentation sites (API/reference pages, labelled by kind) from Debian's -doc
+    packages: a many-site web with large self-similar sites that carry a topic's words."""
+    if download is not None:
+        run(lambda: download_index(download, src))
+        run(lambda: download_docs(src, max_mb=max_download_mb, say=console.print))
+    run(lambda: build_debian_docs(src, out_dir, overwrite=overwrite, max_pages_per_site=max_pages_per_site,
+                                  reverse_links=reverse_links))
     print_info(out_dir)
 
 

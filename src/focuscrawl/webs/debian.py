@@ -18,7 +18,7 @@ import hashlib
 import lzma
 import re
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -275,8 +275,12 @@ def _hub_slug(maintainer: str) -> str:
 
 
 def build_debian(src: Path, out: Path, overwrite: bool = False, *, reverse_links: int = 20, hubs: bool = False,
-                 split_code_hosts: bool = True, hub_page_size: int = 25) -> Path:
-    """Convert Debian's index at ``src`` (Packages, Translation-en, optionally Release) into an offline web."""
+                 split_code_hosts: bool = True, hub_page_size: int = 25,
+                 extend: Callable[[WebWriter, dict[str, list[str]], dict[str, Package]], None] | None = None) -> Path:
+    """Convert Debian's index at ``src`` (Packages, Translation-en, optionally Release) into an offline web.
+
+    ``extend`` is called last with the writer, the project pages (URL -> binaries) and the packages: a web
+    built on this one adds its pages there (``focuscrawl.webs.debian_docs``)."""
     if reverse_links < 0:
         raise ValueError("reverse_links must be 0 or more")
     packages, descriptions, files = load_packages(src)
@@ -302,6 +306,8 @@ def build_debian(src: Path, out: Path, overwrite: bool = False, *, reverse_links
                     hub_members.setdefault(maintainer, []).append(url)
         if hubs:
             _write_hubs(writer, hub_members, projects, packages, hub_page_size)
+        if extend is not None:
+            extend(writer, projects, packages)
     return out
 
 

@@ -482,6 +482,10 @@ class WebWriter:
     def set_meta(self, key: str, value) -> None:
         self._meta[key] = value
 
+    def meta_value(self, key: str, default=""):
+        """A meta value set so far (a builder extending another's web adds to it)."""
+        return self._meta.get(key, default)
+
     def _flush_pages(self) -> None:
         self._db.executemany("INSERT INTO pages VALUES (?,?,?,?,?,?,?,?,?,?)", self._page_rows)
         self._page_rows.clear()

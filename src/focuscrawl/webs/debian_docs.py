@@ -1,0 +1,359 @@
+"""Build the Debian docs web: the Debian web's project pages plus the HTML documentation Debian ships.
+
+The Debian web (``focuscrawl.webs.debian``) has many small sites and no large one. The web users crawl is
+full of large self-similar sites whose pages carry a topic's words without being what the topic is about:
+generated API pages, reference manuals, class indexes. This builder adds such sites from Debian's own
+``-doc`` packages: each chosen package's HTML tree under ``/usr/share/doc`` becomes the project's
+documentation site (``docs.PROJECTHOST/PROJECTPATH/...``), with the HTML's own links between its pages, a
+link from the project page to the documentation's index and one back. Documentation pages are labelled by
+kind (``kind.doc``, and ``kind.reference`` for generated API/reference pages), never by topic: a topic's
+pages are its projects (docs/web-format.md, "Debian docs web").
+
+The packages are a fixed list (``DOC_PACKAGES``), chosen from bookworm's ``Contents-all`` by how many HTML
+files they ship and how near they are to a suite topic; ``--download`` fetches their ``.deb`` files from the
+pool, checks each against the SHA256 the Packages index gives, and stops adding packages at a size cap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import posixpath
+import re
+import tarfile
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from focuscrawl.html import decode_html, parse_document
+from focuscrawl.urls import normalize_url
+from focuscrawl.webs.debian import MIRROR, Package, _find, _get, build_debian, read_text, stanzas
+from focuscrawl.webs.store import WebWriter
+
+POOL = MIRROR.removesuffix("/dists")
+DEBS = "debs"  # the folder under SRC that holds the downloaded .deb files
+DOC_ROOT = "usr/share/doc/"
+DEFAULT_MAX_DOWNLOAD_MB = 350
+DEFAULT_MAX_PAGES_PER_SITE = 4000
+# Chosen from bookworm's main/Contents-all (HTML files under usr/share/doc per package; docs/web-format.md has
+# the command) for large generated sites near the suite's topics, and large ones far from all of them.
+# Downloaded in this order until the size cap; (package, why) pairs, the why only documents the choice.
+DOC_PACKAGES = (
+    ("libbiojava-java-doc", "biology: Javadoc API of BioJava, ~5,000 pages"),
+    ("seqan3-doc", "biology: Doxygen API of SeqAn3 (sequence analysis), ~2,200 pages"),
+    ("libpwiz-doc", "biology: Doxygen API of ProteoWizard (proteomics), ~2,700 pages"),
+    ("libsbml5-doc", "biology: API of libSBML (systems biology markup), ~2,800 pages"),
+    ("python-skbio-doc", "biology: Sphinx API of scikit-bio, ~840 pages"),
+    ("libstatgen-doc", "biology: Doxygen API of libStatGen (genetics), ~830 pages"),
+    ("python-statsmodels-doc", "statistics: Sphinx API of statsmodels, ~6,200 pages"),
+    ("python-scipy-doc", "mathematics: Sphinx reference of SciPy, ~4,300 pages"),
+    ("liblapack-doc", "mathematics: Doxygen API of LAPACK, ~3,600 pages"),
+    ("octave-doc", "mathematics: GNU Octave's manual and function reference, ~2,900 pages"),
+    ("libcommons-math3-java-doc", "mathematics: Javadoc API of Commons Math, ~2,200 pages"),
+    ("libeigen3-doc", "mathematics: Doxygen API of Eigen (linear algebra), ~1,500 pages"),
+    ("casacore-doc", "astronomy: Doxygen API of casacore (radio astronomy), ~6,800 pages"),
+    ("python-astropy-doc", "astronomy: Sphinx API of Astropy, ~1,600 pages"),
+    ("starlink-ttools-java-doc", "astronomy: Javadoc of STILTS (astronomical tables), ~1,100 pages"),
+    ("python-astroquery-doc", "astronomy: Sphinx API of astroquery, ~380 pages"),
+    ("libball1.5-doc", "chemistry: Doxygen API of BALL (biochemical algorithms), ~4,800 pages"),
+    ("rdkit-doc", "chemistry: API of RDKit (cheminformatics), ~2,700 pages"),
+    ("libjmol-java-doc", "chemistry: Javadoc of Jmol (molecule viewer), ~1,200 pages"),
+    ("grass-dev-doc", "geography: programmer's manual of GRASS GIS, ~1,700 pages"),
+    ("libgeos-doc", "geography: Doxygen API of GEOS (geometry engine), ~1,400 pages"),
+    ("geographiclib-doc", "geography: GeographicLib's API, ~400 pages"),
+    ("libboost1.81-doc", "no topic: Boost's C++ library docs, ~3,900 pages"),
+    ("libstdc++-12-doc", "no topic: Doxygen API of the GNU C++ library, ~3,900 pages"),
+    ("apache2-doc", "no topic: Apache HTTP Server manual, ~2,700 pages"),
+    ("postgresql-doc-15", "no topic: PostgreSQL manual, ~1,200 pages"),
+    ("python-django-doc", "no topic: Django's documentation, ~700 pages"),
+)
+# A documentation page whose path says it is generated API/reference matter (Doxygen, Javadoc, Sphinx
+# autodoc, Texinfo indexes). The rest of a documentation site is kind.guide (manuals, tutorials, overviews).
+REFERENCE_PATH = re.compile(
+    r"(^|/)(class|struct|union|namespace|interface|group__|dir_|globals|functions|files|annotated|hierarchy)"
+    r"|_8(h|hpp|cpp|c|cc|java|py)|(^|/)(api|apidocs|reference|generated|_modules|modules|javadoc|refman)(/|$)"
+    r"|(^|/)(package-summary|package-tree|package-frame|allclasses|index-all|constant-values|genindex|py-modindex)"
+    r"|(^|/)[A-Z][A-Za-z0-9]+(\.[A-Za-z0-9]+)*\.html?$")
+
+
+DOCS_SOURCE = (
+    " Plus documentation sites: the HTML under /usr/share/doc of Debian documentation packages (.deb from the "
+    "pool, SHA256 checked against Packages), each at docs.PROJECTHOST/PROJECTPATH/ with its own links, linked "
+    "both ways with its project page; labelled kind.doc and kind.reference (generated API pages) or "
+    "kind.guide, never with a topic: a topic's pages are its projects."
+)
+
+
+class DocsBuildError(ValueError):
+    """A documentation package that cannot be used: a bad .deb, a SHA256 that does not match, ..."""
+
+
+@dataclass(frozen=True)
+class DebInfo:
+    """What the Packages index says of one binary package's .deb."""
+
+    name: str
+    source: str
+    filename: str  # path under the pool's root: pool/main/...
+    sha256: str
+    size: int
+
+
+def deb_index(src: Path, names: set[str] | None = None) -> dict[str, DebInfo]:
+    """Filename, SHA256 and size of the binaries in ``src``'s Packages index (only ``names``, when given)."""
+    found: dict[str, DebInfo] = {}
+    for record in stanzas(read_text(_find(Path(src), "Packages"))):
+        name = record.get("Package", "")
+        if not name or name in found or (names is not None and name not in names):
+            continue
+        try:
+            size = int(record.get("Size", "0"))
+        except ValueError:
+            size = 0
+        found[name] = DebInfo(name, record.get("Source", name).split()[0], record.get("Filename", ""),
+                              record.get("SHA256", "").lower(), size)
+    return found
+
+
+def download_docs(src: Path, packages: list[str] | tuple[str, ...] | None = None, *,
+                  max_mb: float = DEFAULT_MAX_DOWNLOAD_MB, timeout: float = 120.0, get=_get,
+                  say: Callable[[str], None] = lambda line: None) -> list[Path]:
+    """Fetch the .deb files of ``packages`` (default ``DOC_PACKAGES``) from the Debian pool into ``src/debs``,
+    in order, stopping before the one that would take the total over ``max_mb`` megabytes. Each is checked
+    against the SHA256 of ``src``'s Packages index; a file already there with that SHA256 is not fetched again.
+    Returns the .deb files kept, in order."""
+    if max_mb <= 0:
+        raise ValueError("the download cap must be above 0 MB")
+    wanted = list(packages) if packages is not None else [name for name, _ in DOC_PACKAGES]
+    index = deb_index(src, set(wanted))
+    missing = [name for name in wanted if name not in index]
+    if missing:
+        raise DocsBuildError(f"{_find(Path(src), 'Packages')}: no package {', '.join(missing)} in this index")
+    folder = Path(src) / DEBS
+    folder.mkdir(parents=True, exist_ok=True)
+    kept, total = [], 0
+    for name in wanted:
+        info = index[name]
+        if not re.fullmatch(r"pool/[A-Za-z0-9+._~/-]+\.deb", info.filename) or not info.sha256:
+            raise DocsBuildError(f"Packages: {name} has no usable Filename/SHA256 ({info.filename!r})")
+        if total + info.size > max_mb * 1e6:
+            say(f"skipped {name} ({info.size / 1e6:.1f} MB): over the {max_mb:g} MB cap")
+            continue
+        path = folder / posixpath.basename(info.filename)
+        if not (path.is_file() and _file_sha256(path) == info.sha256):
+            data = get(f"{POOL}/{info.filename}", timeout)
+            digest = hashlib.sha256(data).hexdigest()
+            if digest != info.sha256:
+                raise DocsBuildError(f"{POOL}/{info.filename}: SHA256 {digest} is not the Packages index's "
+                                     f"{info.sha256}")
+            path.with_suffix(".part").write_bytes(data)
+            path.with_suffix(".part").replace(path)
+            say(f"fetched {name} ({info.size / 1e6:.1f} MB)")
+        kept.append(path)
+        total += info.size
+    return kept
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def ar_members(data: bytes, origin: str = ".deb") -> dict[str, bytes]:
+    """The members of an ``ar`` archive (a .deb is one: debian-binary, control.tar.*, data.tar.*)."""
+    if not data.startswith(b"!<arch>\n"):
+        raise DocsBuildError(f"{origin}: not a .deb (no ar archive header)")
+    members, offset = {}, 8
+    while offset + 60 <= len(data):
+        header = data[offset:offset + 60]
+        if header[58:60] != b"`\n":
+            raise DocsBuildError(f"{origin}: damaged ar member header at byte {offset}")
+        name = header[:16].decode("ascii", errors="replace").strip().rstrip("/")
+        try:
+            size = int(header[48:58].decode("ascii").strip())
+        except ValueError:
+            raise DocsBuildError(f"{origin}: damaged ar member size at byte {offset}") from None
+        members[name] = data[offset + 60:offset + 60 + size]
+        offset += 60 + size + (size % 2)  # members are padded to an even length
+    return members
+
+
+def deb_html_files(path: Path) -> dict[str, bytes]:
+    """The HTML files a .deb ships under /usr/share/doc: path inside the package (``usr/share/doc/...``) ->
+    bytes. Symbolic links to other HTML files of the same package are followed; others are left out."""
+    members = ar_members(Path(path).read_bytes(), str(path))
+    data_name = next((name for name in members if name.startswith("data.tar")), None)
+    if data_name is None:
+        raise DocsBuildError(f"{path}: a .deb without data.tar.*")
+    if data_name.endswith(".zst"):
+        raise DocsBuildError(f"{path}: data.tar.zst is not readable here (bookworm's packages use .xz)")
+    try:
+        archive = tarfile.open(fileobj=io.BytesIO(members[data_name]), mode="r:*")
+    except tarfile.TarError as exc:
+        raise DocsBuildError(f"{path}: {data_name} is not a readable tar archive ({exc})") from None
+    files: dict[str, bytes] = {}
+    links: dict[str, str] = {}
+    with archive:
+        for member in archive:
+            name = posixpath.normpath(member.name.removeprefix("./"))
+            if not name.startswith(DOC_ROOT) or not name.lower().endswith((".html", ".htm")):
+                continue
+            if member.isfile():
+                stream = archive.extractfile(member)
+                files[name] = stream.read() if stream is not None else b""
+            elif member.issym():
+                links[name] = posixpath.normpath(posixpath.join(posixpath.dirname(name), member.linkname))
+    for name, target in links.items():
+        if target in files:
+            files[name] = files[target]
+    return files
+
+
+def doc_site_url(project: str) -> str:
+    """The root of a project's documentation site: ``https://HOST/PATH`` -> ``https://docs.HOST/PATH/``, PATH
+    cut before its first segment that is not a plain name (``/downloads.shtml``, ``/wiki/C++_Library``)."""
+    parts = urlsplit(project)
+    segments = []
+    for segment in parts.path.split("/"):
+        if not re.fullmatch(r"[A-Za-z0-9_-]+", segment):
+            if segment:
+                break
+            continue
+        segments.append(segment)
+    return f"https://docs.{parts.hostname}/" + "".join(f"{segment}/" for segment in segments)
+
+
+def page_kind(relative: str) -> str:
+    """``kind.reference`` for a generated API/reference page (by its path in the documentation), else
+    ``kind.guide``."""
+    return "kind.reference" if REFERENCE_PATH.search(relative) else "kind.guide"
+
+
+def _site_pages(files: dict[str, bytes], root: str, max_pages: int) -> dict[str, str]:
+    """The pages kept of one package's HTML files: path -> URL under ``root``, at most ``max_pages``, taken in
+    breadth-first order of their links from the shallowest index page, so that what is kept hangs together."""
+    base_dir = posixpath.commonpath([posixpath.dirname(p) for p in files]) if files else ""
+    url_of = {path: normalize_url(root + posixpath.relpath(path, base_dir)) or root for path in files}
+    path_of = {url: path for path, url in url_of.items()}
+    start = min(files, key=lambda p: (p.count("/"), not posixpath.basename(p).startswith("index"), p))
+    order, seen, queue = [], {start}, deque([start])
+    while queue and len(order) < max_pages:
+        path = queue.popleft()
+        order.append(path)
+        for link in parse_document(decode_html(files[path]), url_of[path], max_links=5000).links:
+            target = _page_path(link.url, path_of)
+            if target is not None and target not in seen:
+                seen.add(target)
+                queue.append(target)
+    rest = [p for p in sorted(files) if p not in seen]
+    return {path: url_of[path] for path in (order + rest)[:max_pages]}
+
+
+def _page_path(url: str, path_of: dict[str, str]) -> str | None:
+    """The file a link within a documentation site names (a folder's link names its index.html)."""
+    url = url.split("#", 1)[0]
+    found = path_of.get(url)
+    if found is None and url.endswith("/"):
+        found = path_of.get(url + "index.html") or path_of.get(url + "index.htm")
+    return found
+
+
+@dataclass
+class DocSite:
+    """One documentation package as it went into the web."""
+
+    package: str
+    project: str
+    root: str
+    index: str
+    files: int
+    pages: int
+    reference: int
+    sha256: str
+    matches_packages: bool
+
+
+def write_doc_site(writer: WebWriter, package: str, files: dict[str, bytes], project: str,
+                   project_title: str, max_pages: int) -> tuple[str, int, int]:
+    """Add one package's HTML documentation as the site under ``doc_site_url(project)``, linked both ways
+    with the project page. Returns (index URL, pages written, reference pages)."""
+    root = doc_site_url(project)
+    kept = _site_pages(files, root, max_pages)
+    kept_urls = {url: path for path, url in kept.items()}
+    reference = 0
+    for path, url in kept.items():
+        parsed = parse_document(decode_html(files[path]), url, max_links=5000)
+        kind = page_kind(url.removeprefix(root))
+        reference += kind == "kind.reference"
+        writer.add_page(url, title=parsed.title or posixpath.basename(path), text=parsed.text,
+                        labels={"kind.doc", kind, f"docs.{package}"})
+        for link in parsed.links:
+            target = _page_path(link.url, kept_urls)
+            if target is not None:
+                writer.add_link(url, kept[target], link.anchor)
+            elif urlsplit(link.url).hostname != urlsplit(root).hostname:  # off-site: kept, a 404 if not in the web
+                writer.add_link(url, link.url.split("#", 1)[0], link.anchor)
+    index = next(iter(kept.values()))
+    writer.add_link(index, project, f"{project_title} home page")
+    writer.add_link(project, index, f"{project_title} documentation")
+    return index, len(kept), reference
+
+
+def _project_of(package: str, source: str, projects: dict[str, list[str]], packages: dict[str, Package]) -> str | None:
+    """The project page a documentation package belongs to: its own, else that of a binary of its source."""
+    for url, names in projects.items():
+        if package in names:
+            return url
+    for url, names in projects.items():
+        if any(packages[name].source == source for name in names):
+            return url
+    return None
+
+
+def _add_doc_sites(src: Path, max_pages: int, sites: list[DocSite]):
+    """The hook ``build_debian`` calls with its writer: adds every .deb under ``src/debs`` as a doc site."""
+    debs = sorted((Path(src) / DEBS).glob("*.deb"))
+    if not debs:
+        raise DocsBuildError(f"{Path(src) / DEBS}: no .deb files (fetch them with --download SUITE)")
+    names = {path.name.split("_", 1)[0] for path in debs}
+    index = deb_index(src, names)
+
+    def add(writer: WebWriter, projects: dict[str, list[str]], packages: dict[str, Package]) -> None:
+        for path in debs:
+            package = path.name.split("_", 1)[0]
+            info = index.get(package)
+            if info is None:
+                raise DocsBuildError(f"{path}: package {package} is not in the Packages index")
+            project = _project_of(package, info.source, projects, packages)
+            files = deb_html_files(path)
+            if project is None:
+                raise DocsBuildError(f"{path}: no project page for its source {info.source} (no Homepage)")
+            if not files:
+                raise DocsBuildError(f"{path}: no HTML under /{DOC_ROOT}")
+            title = packages[package].source if package in packages else info.source
+            index_url, pages, reference = write_doc_site(writer, package, files, project, title, max_pages)
+            digest = _file_sha256(path)
+            sites.append(DocSite(package, project, doc_site_url(project), index_url, len(files), pages, reference,
+                                 digest, digest == info.sha256))
+        writer.set_meta("name", "debian-docs")
+        writer.set_meta("builder", "focuscrawl.webs.debian_docs.build_debian_docs")
+        writer.set_meta("source", writer.meta_value("source") + DOCS_SOURCE)
+        writer.set_meta("docs", {"max_pages_per_site": max_pages, "sites": [vars(site) for site in sites],
+                                 "pool": POOL})
+
+    return add
+
+
+def build_debian_docs(src: Path, out: Path, overwrite: bool = False, *,
+                      max_pages_per_site: int = DEFAULT_MAX_PAGES_PER_SITE, reverse_links: int = 20) -> Path:
+    """The Debian web of ``src``'s index plus a documentation site per .deb under ``src/debs``."""
+    if max_pages_per_site < 1:
+        raise ValueError("max_pages_per_site must be 1 or more")
+    sites: list[DocSite] = []
+    return build_debian(src, out, overwrite, reverse_links=reverse_links,
+                        extend=_add_doc_sites(Path(src), max_pages_per_site, sites))

@@ -1,0 +1,242 @@
+"""The Debian docs builder (``focuscrawl web build debian-docs``) on a tiny index and .deb files made here:
+no network."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import lzma
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.bench.suite import SuiteError, find_suite, load_suite, plan_rows
+from focuscrawl.cli.main import main
+from focuscrawl.webs.debian_docs import (
+    DEBS,
+    DocsBuildError,
+    ar_members,
+    build_debian_docs,
+    deb_html_files,
+    doc_site_url,
+    download_docs,
+    page_kind,
+)
+from focuscrawl.webs.store import OfflineWeb
+
+PROJECT = "https://biotool.org/"
+DOCS = "https://docs.biotool.org/"
+INDEX = DOCS + "index.html"
+OTHER = "https://webkit.example/"
+
+BIOTOOL_DOCS = {
+    "index.html": '<title>BioTool docs</title><body><p>BioTool sequence alignment documentation.</p>'
+                  '<a href="guide/">Guide</a> <a href="classAligner.html#details">Aligner class</a> '
+                  '<a href="style.css">style</a> <a href="https://biopython.org/wiki">elsewhere</a>'
+                  '<a href="missing.html">gone</a></body>',
+    "guide/index.html": '<title>Tutorial</title><body>Align two protein sequences. '
+                        '<a href="../classAligner.html">Aligner</a> <a href="../index.html">home</a></body>',
+    "classAligner.html": '<title>Aligner Class Reference</title><body>Aligner: sequence, genome, protein. '
+                         '<a href="classScore.html">Score</a></body>',
+    "classScore.html": '<title>Score Class Reference</title><body>Score of an alignment of sequences.</body>',
+}
+WEBKIT_DOCS = {f"api/Widget{i}.html": f"<title>Widget{i}</title><body>Widget {i}. "
+               f'<a href="Widget{i + 1}.html">next</a></body>' for i in range(6)}
+WEBKIT_DOCS["index.html"] = '<title>WebKit</title><body><a href="api/Widget0.html">API</a></body>'
+
+
+def _tar_xz(files: dict[str, bytes], symlinks: dict[str, str] | None = None) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:xz") as archive:
+        for name, data in files.items():
+            info = tarfile.TarInfo("./" + name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+        for name, target in (symlinks or {}).items():
+            info = tarfile.TarInfo("./" + name)
+            info.type, info.linkname = tarfile.SYMTYPE, target
+            archive.addfile(info)
+    return buffer.getvalue()
+
+
+def _ar(members: dict[str, bytes]) -> bytes:
+    out = b"!<arch>\n"
+    for name, data in members.items():
+        out += f"{name:<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(data):<10}`\n".encode() + data
+        out += b"\n" if len(data) % 2 else b""
+    return out
+
+
+def make_deb(package: str, pages: dict[str, str], symlinks: dict[str, str] | None = None) -> bytes:
+    """A .deb whose data holds ``pages`` under usr/share/doc/PACKAGE/html/, plus a stylesheet."""
+    base = f"usr/share/doc/{package}/html/"
+    files = {base + name: html.encode() for name, html in pages.items()}
+    files[base + "style.css"] = b"body {}"
+    links = {base + name: target for name, target in (symlinks or {}).items()}
+    return _ar({"debian-binary": b"2.0\n", "control.tar.xz": _tar_xz({"control": b"Package: x\n"}),
+                "data.tar.xz": _tar_xz(files, links)})
+
+
+DEBS_MADE = {"biotool-doc": make_deb("biotool-doc", BIOTOOL_DOCS, {"latest.html": "index.html"}),
+             "webkit-doc": make_deb("webkit-doc", WEBKIT_DOCS)}
+
+
+def _stanza(name: str, homepage: str, source: str = "", tags: str = "", deb: bytes | None = None) -> tuple[str, str]:
+    md5 = hashlib.md5(name.encode()).hexdigest()
+    lines = [f"Package: {name}", f"Source: {source or name}", "Version: 1.0-1", "Architecture: all",
+             f"Description: the {name} package", f"Description-md5: {md5}"]
+    lines += [f"Homepage: {homepage}"] if homepage else []
+    lines += [f"Tag: {tags}"] if tags else []
+    if deb is not None:
+        lines += [f"Filename: pool/main/{name[0]}/{source or name}/{name}_1.0-1_all.deb", f"Size: {len(deb)}",
+                  f"SHA256: {hashlib.sha256(deb).hexdigest()}"]
+    return "\n".join(lines) + "\n", f"Package: {name}\nDescription-md5: {md5}\nDescription-en: the {name}\n x\n"
+
+
+STANZAS = [
+    _stanza("biotool", PROJECT, tags="field::biology"),
+    _stanza("biotool-doc", PROJECT, source="biotool", deb=DEBS_MADE["biotool-doc"]),
+    _stanza("webkit", OTHER),
+    _stanza("webkit-doc", "", source="webkit", deb=DEBS_MADE["webkit-doc"]),
+]
+
+
+def write_src(folder: Path, debs: dict[str, bytes] | None = DEBS_MADE) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "Packages.xz").write_bytes(lzma.compress("\n".join(p for p, _ in STANZAS).encode()))
+    (folder / "Translation-en.xz").write_bytes(lzma.compress("\n".join(t for _, t in STANZAS).encode()))
+    if debs:
+        (folder / DEBS).mkdir(exist_ok=True)
+        for name, data in debs.items():
+            (folder / DEBS / f"{name}_1.0-1_all.deb").write_bytes(data)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def web(tmp_path_factory) -> OfflineWeb:
+    src = write_src(tmp_path_factory.mktemp("src"))
+    return OfflineWeb(build_debian_docs(src, tmp_path_factory.mktemp("web") / "debian-docs"))
+
+
+def test_deb_html_files_follow_symlinks_and_skip_other_files(tmp_path: Path) -> None:
+    path = tmp_path / "biotool-doc_1.0-1_all.deb"
+    path.write_bytes(DEBS_MADE["biotool-doc"])
+    files = deb_html_files(path)
+    base = "usr/share/doc/biotool-doc/html/"
+    assert set(files) == {base + name for name in [*BIOTOOL_DOCS, "latest.html"]}
+    assert files[base + "latest.html"] == files[base + "index.html"]
+
+
+def test_doc_pages_are_a_site_of_the_project_linked_both_ways(web: OfflineWeb) -> None:
+    project = web.fetch(PROJECT)
+    assert INDEX in [link.url for link in project.outlinks]
+    index = web.fetch(INDEX)
+    assert index.title == "BioTool docs" and "sequence alignment documentation" in index.text
+    targets = [link.url for link in index.outlinks]
+    # the HTML's own links, resolved in the tree (a folder's link to its index.html, a fragment dropped); a
+    # stylesheet and a missing file are no pages; an off-site link is kept; the link home is last
+    assert targets == [DOCS + "guide/index.html", DOCS + "classAligner.html", "https://biopython.org/wiki", PROJECT]
+    assert [link.url for link in web.fetch(DOCS + "classAligner.html").outlinks] == [DOCS + "classScore.html"]
+    # webkit-doc has no homepage of its own: its documentation is that of its source's project
+    assert "https://docs.webkit.example/index.html" in [link.url for link in web.fetch(OTHER).outlinks]
+
+
+def test_labels_kind_never_topic(web: OfflineWeb) -> None:
+    labels = web.labels()
+    assert "topic.biology" in labels[PROJECT].split(",")
+    assert set(labels[INDEX].split(",")) == {"kind.doc", "kind.guide", "docs.biotool-doc"}
+    assert set(labels[DOCS + "classAligner.html"].split(",")) == {"kind.doc", "kind.reference", "docs.biotool-doc"}
+    assert "kind.reference" in labels["https://docs.webkit.example/api/Widget3.html"]
+    doc_urls = [url for url in labels if "docs." in url]
+    assert len(doc_urls) == len(BIOTOOL_DOCS) + 1 + len(WEBKIT_DOCS)  # latest.html too
+    assert not any("topic." in labels[url] for url in doc_urls)
+
+
+def test_meta_names_the_sites(web: OfflineWeb) -> None:
+    meta = web.meta
+    assert meta["name"] == "debian-docs" and "documentation sites" in meta["source"]
+    sites = {site["package"]: site for site in meta["docs"]["sites"]}
+    assert sites["biotool-doc"]["project"] == PROJECT and sites["biotool-doc"]["index"] == INDEX
+    assert sites["biotool-doc"]["pages"] == 5 and sites["biotool-doc"]["reference"] == 2
+    assert sites["webkit-doc"]["matches_packages"] is True
+
+
+def test_page_cap_keeps_what_the_index_reaches_first(tmp_path: Path) -> None:
+    src = write_src(tmp_path / "src")
+    web = OfflineWeb(build_debian_docs(src, tmp_path / "web", max_pages_per_site=3))
+    kept = {url for url in web.labels() if url.startswith("https://docs.webkit.example/")}
+    assert kept == {"https://docs.webkit.example/index.html", "https://docs.webkit.example/api/Widget0.html",
+                    "https://docs.webkit.example/api/Widget1.html"}
+
+
+def test_page_kind_and_site_url() -> None:
+    assert doc_site_url("https://casacore.github.io/casacore") == "https://docs.casacore.github.io/casacore/"
+    assert doc_site_url("https://x.sourceforge.net/downloads.shtml") == "https://docs.x.sourceforge.net/"
+    assert doc_site_url("https://genome.org/wiki/C++_Library:_libStatGen") == "https://docs.genome.org/wiki/"
+    assert page_kind("html/classcasacore_1_1Table.html") == "kind.reference"
+    assert page_kind("reference/generated/scipy.stats.norm.html") == "kind.reference"
+    assert page_kind("org/biojava/nbio/core/Sequence.html") == "kind.reference"
+    assert page_kind("tutorial/intro.html") == "kind.guide"
+
+
+def test_download_checks_sha256_caches_and_caps(tmp_path: Path) -> None:
+    src = write_src(tmp_path / "src", debs=None)
+    asked: list[str] = []
+
+    def get(url: str, timeout: float) -> bytes:
+        asked.append(url)
+        return DEBS_MADE[url.rsplit("/", 1)[1].split("_")[0]]
+
+    kept = download_docs(src, ["biotool-doc", "webkit-doc"], max_mb=1, get=get)
+    assert [p.name for p in kept] == ["biotool-doc_1.0-1_all.deb", "webkit-doc_1.0-1_all.deb"]
+    assert asked[0] == "https://deb.debian.org/debian/pool/main/b/biotool/biotool-doc_1.0-1_all.deb"
+    download_docs(src, ["biotool-doc", "webkit-doc"], max_mb=1, get=get)
+    assert len(asked) == 2  # cached: both files have the index's SHA256
+    capped = download_docs(src, ["biotool-doc", "webkit-doc"], max_mb=len(DEBS_MADE["biotool-doc"]) / 1e6, get=get)
+    assert [p.name for p in capped] == ["biotool-doc_1.0-1_all.deb"]
+    (src / DEBS / "webkit-doc_1.0-1_all.deb").unlink()
+    with pytest.raises(DocsBuildError, match="SHA256"):
+        download_docs(src, ["webkit-doc"], get=lambda url, timeout: b"tampered")
+    assert not (src / DEBS / "webkit-doc_1.0-1_all.deb").exists()
+    with pytest.raises(DocsBuildError, match="no package nosuch-doc"):
+        download_docs(src, ["nosuch-doc"], get=get)
+
+
+def test_cli_builds(tmp_path: Path, capsys) -> None:
+    src = write_src(tmp_path / "src")
+    assert main(["web", "build", "debian-docs", str(src), str(tmp_path / "web"), "--max-pages-per-site", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert "debian-docs" in out and "kind.reference" in out and "Traceback" not in out + err
+    sites = OfflineWeb(tmp_path / "web").meta["docs"]["sites"]
+    assert [site["pages"] for site in sites] == [2, 2]
+
+
+def test_not_a_deb() -> None:
+    with pytest.raises(DocsBuildError, match="not a .deb"):
+        ar_members(b"PK\x03\x04 a zip file")
+
+
+@pytest.mark.parametrize("debs, message", [
+    (None, "no .deb files (fetch them with --download SUITE)"),
+    ({"biotool-doc": b"!<arch>\nnonsense that is no header at all, sixty bytes long or more....."},
+     "damaged ar member header"),
+    ({"nosuch-doc": DEBS_MADE["webkit-doc"]}, "package nosuch-doc is not in the Packages index"),
+])
+def test_build_errors_are_one_line(tmp_path: Path, capsys, debs, message: str) -> None:
+    src = write_src(tmp_path / "src", debs=debs)
+    assert main(["web", "build", "debian-docs", str(src), str(tmp_path / "web")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "web" / "web.sqlite").exists()
+
+
+def test_many_sites_suite_crawls_the_docs_web(tmp_path: Path) -> None:
+    suite = load_suite(find_suite("many-sites"))
+    assert suite.webs == ["debian-docs"]
+    halves = {row.topic: row.half for row in suite.rows}
+    assert halves == {"topic.biology": "tuning", "topic.geography": "tuning", "topic.mathematics": "held-out",
+                      "topic.astronomy": "held-out", "topic.chemistry": "held-out"}
+    assert suite.defaults["budget"] == 2000 and suite.defaults["seeds_per_run"] == 5
+    with pytest.raises(SuiteError, match=f"web build debian-docs --download bookworm SRC {tmp_path}/debian-docs"):
+        plan_rows(suite, webs=tmp_path, out=tmp_path)
