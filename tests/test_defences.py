@@ -568,21 +568,26 @@ def test_hosts_a_closed_farm_links_to_are_suspects_closed_after_fewer_pages():
     stuffed = "bird nest migration songbird plumage feather beak flight wing egg " * 4
     written = "The bird builds a nest in the tall grass and lays two eggs, which both of its parents keep warm. " * 3
     farms = LinkFarms(LinkFarmSettings(min_pages=10, suspect_min_pages=3))
+
+    def spam(host: str, text: str, links=()) -> list[str]:
+        """A stuffed page with a stuffed title: two signs of spam, enough for a page to count."""
+        return farms.record(host, text, links, "Bird nest - best bird nest - bird nest guide")
+
     for _ in range(2):  # two pages on each, before any farm is known
-        assert farms.record("b.test", stuffed, ["http://c.test/x"]) == []
+        assert spam("b.test", stuffed, ["http://c.test/x"]) == []
         assert farms.record("w.test", written) == []
-        assert farms.record("d.test", stuffed) == []
-    closed = [farms.record("a.test", stuffed, ["http://a.test/", "http://b.test/y", "https://w.test/"]) for _ in range(10)]
+        assert spam("d.test", stuffed) == []
+    closed = [spam("a.test", stuffed, ["http://a.test/", "http://b.test/y", "https://w.test/"]) for _ in range(10)]
     assert closed[:9] == [[]] * 9 and closed[9] == ["a.test"]  # the farm itself closes on its 10th page
     assert farms.suspects == {"b.test", "w.test"}
-    assert farms.record("b.test", stuffed) == ["b.test"]  # its 3rd judged page; it makes c.test a suspect in turn
+    assert spam("b.test", stuffed) == ["b.test"]  # its 3rd judged page; it makes c.test a suspect in turn
     assert "c.test" in farms.suspects and "c.test" not in farms.closed  # not judged yet
     assert farms.record("w.test", written) == [] and "w.test" not in farms.closed  # written text: never a farm
-    assert farms.record("d.test", stuffed) == [] and "d.test" not in farms.closed  # not linked: full allowance
+    assert spam("d.test", stuffed) == [] and "d.test" not in farms.closed  # not linked: full allowance
     for _ in range(100):  # a host of written text is read until it is plainly no farm, then no more
         farms.record("big.test", written)
     assert "big.test" in farms.cleared and farms.judged["big.test"] == 100
-    farms.record("big.test", stuffed)
+    spam("big.test", stuffed)
     assert farms.judged["big.test"] == 100
 
 
