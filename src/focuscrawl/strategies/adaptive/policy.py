@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from itertools import repeat
-from typing import Annotated
+from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import Field
@@ -12,7 +12,13 @@ from focuscrawl.policy import Count, CrawlContext, Fraction, Policy, PositiveFlo
 from focuscrawl.strategies.adaptive import pooling, reasons
 from focuscrawl.strategies.adaptive.evidence import EVIDENCE, PATH_ZERO, SCORES, SEED_EVIDENCE, Evidence, encode_own
 from focuscrawl.strategies.adaptive.hosts import Hosts
-from focuscrawl.strategies.adaptive.models import OnlineLeastSquares, OnlineLogistic, hashed_words, hashed_words_many
+from focuscrawl.strategies.adaptive.models import (
+    OnlineLeastSquares,
+    OnlineLogistic,
+    RankOfRelevance,
+    hashed_words,
+    hashed_words_many,
+)
 from focuscrawl.strategies.frontier.graph import FRONTIER, CrawlGraph
 from focuscrawl.strategies.frontier.link_context import anchor_windows
 from focuscrawl.strategies.frontier.ranking import Ranking
@@ -24,6 +30,7 @@ from focuscrawl.urls import site_of
 
 WINDOW = 100  # characters of page text around a link: its context, as Gouriten et al.'s alpha
 RERANK_URLS_PER_STEP = 2000
+LEFT_BELOW = 10.0  # subtracted from a left host's predictions: below any other URL's, their own order kept
 EXPLORE_SAMPLE = 20_000  # frontier URLs an exploring step reads at most (a uniform sample on larger frontiers)
 # Rows predicted at once in a re-rank. Frontiers up to this size are predicted in one pass, as before chunking
 # (BLAS splits a matrix-vector product by row count, so a chunked row may differ from an unchunked one in the
@@ -39,7 +46,8 @@ class AdaptivePolicy(ShardAware, Policy):
                  prior_strength: PositiveFloat = 0.01, rerank_every: Count = 10, keep: Count = 512,
                  site_prior: PositiveFloat = 2.0, window: Annotated[int, Field(ge=0)] = WINDOW,
                  forget: Annotated[float, Field(gt=0, le=1)] = 0.995, gamma: Fraction = 0.0,
-                 spill_after: Annotated[int, Field(ge=0)] = SPILL_AFTER, ready_score: Fraction = 0.8):
+                 spill_after: Annotated[int, Field(ge=0)] = SPILL_AFTER, ready_score: Fraction = 0.8,
+                 target: Literal["probability", "rank"] = "probability", leave_share: Fraction = 0.0):
         # Defaults chosen on the development suite's tuning half (docs/benchmark.md, "How defaults are chosen"):
         # no evidence trusted a priori (a best-first prior lost 4 of the then 8 tuning rows and tied 4), old samples
         # forgotten slowly, one selection in ten following a single piece of evidence, 100-character link
@@ -59,6 +67,12 @@ class AdaptivePolicy(ShardAware, Policy):
         # pages the model expects to be relevant, not to whatever is ready. Lower is faster and harvests less a page;
         # 0.8 chosen on a tuning web (benchmarks/full_crawl_vs_scrapy.py, -s options.adaptive.ready_score=F).
         self.ready_score = ready_score
+        # What the evidence model is fitted to: the judge's probability of a fetched page, or its rank among the
+        # crawl's fetched pages (RankOfRelevance), which keeps the judge's order but not its scale
+        self.target = target
+        # A host that has taken at least this share of the fetches without paying back (Hosts.left) is predicted
+        # below every other host's URLs until its share falls under it again: 0 never leaves a host
+        self.leave_share = leave_share
 
     def reset(self, context: CrawlContext) -> None:
         topic = context.topic
@@ -68,11 +82,13 @@ class AdaptivePolicy(ShardAware, Policy):
         self.sample_rng = np.random.default_rng(context.rng("adaptive-sample").getrandbits(64))
         self.model = OnlineLeastSquares(self.prior, self.prior_strength, self.forget)
         self.link_model = OnlineLogistic()
+        self.ranks = RankOfRelevance() if self.target == "rank" else None
         self._pooled: pooling.Parameters | None = None  # the last pooling across shards (load_parameters)
         self.graph = CrawlGraph(second_level=True, depth=False, spill_after=self.spill_after)
         self.hosts = Hosts(self.graph, self.site_prior)
         self.evidence = Evidence(self.graph, self.hosts, self.spill_after)
         self.ranking = Ranking(self.graph, self._predict, self.keep)
+        self.left = np.zeros(0, dtype=bool)  # per host number: left for other hosts (``leave_share``)
         self.anchor_cache: dict[str, float] = {}  # anchor -> the classifier's probability (``window=0``)
         self.since_rerank = 0
         hosts = [site_of(u) for u in context.seeds]
@@ -135,9 +151,19 @@ class AdaptivePolicy(ShardAware, Policy):
         frontier = self.graph.frontier()
         if self.link_model.trained and len(frontier):
             self.evidence.rescore_links(frontier, self.link_model)
+        if self.leave_share:
+            self.left = self.hosts.left(self.leave_share)
         self.ranking.rebuild()
 
     def _predict(self, ids: np.ndarray) -> np.ndarray:
+        predicted = self._predict_evidence(ids)
+        if self.left.any():
+            hosts = self.graph.host[ids]
+            known = hosts < len(self.left)
+            predicted[known] -= LEFT_BELOW * self.left[hosts[known]]
+        return predicted
+
+    def _predict_evidence(self, ids: np.ndarray) -> np.ndarray:
         w = self.model.w
         if len(ids) <= PREDICT_ROWS:
             return self.evidence.rows(ids) @ w[:-1] + w[-1]
@@ -160,6 +186,7 @@ class AdaptivePolicy(ShardAware, Policy):
     def observe(self, observation: Observation) -> None:
         relevance = float(observation.relevance)
         relevant = observation.reward > 0
+        rank = self.ranks.add(relevance) if self.ranks is not None else None  # every fetched page counts
         memo = observation.selection.memo  # None: a selection this policy did not make evidence for
         w = self._page_id(observation.url)
         if memo is not None:
@@ -175,7 +202,7 @@ class AdaptivePolicy(ShardAware, Policy):
         if memo is not None:
             # The target: the page's relevance, plus (gamma > 0) the discounted best prediction among the links
             # it opens, so that evidence of pages that lead somewhere (a hub, a live site) earns credit too.
-            target = relevance
+            target = rank if self.ranks is not None else relevance
             if self.gamma and len(kids):
                 target += self.gamma * max(0.0, float(self.ranking.value[kids].max()))
             self.model.learn(memo, target)
