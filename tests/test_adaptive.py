@@ -17,7 +17,6 @@ from focuscrawl.strategies.adaptive import (
     SCORES,
     OnlineLeastSquares,
     OnlineLogistic,
-    RankOfRelevance,
     encode_own,
     hashed_words,
     reasons,
@@ -219,14 +218,6 @@ def test_evidence_gathered_in_blocks_and_per_host_is_the_same_as_row_by_row(monk
     assert policy.evidence.rows(frontier).tobytes() == whole.tobytes()
     one_by_one = np.concatenate([policy.evidence.rows(frontier[k:k + 1]) for k in range(len(frontier))])
     assert one_by_one.tobytes() == whole.tobytes(), "each row as when it is predicted alone"
-
-
-def test_the_rank_target_is_a_pages_mid_rank_among_the_pages_fetched_so_far():
-    ranks = RankOfRelevance()
-    assert [ranks.add(r) for r in (0.3, 0.3, 0.5, 0.1, 0.9, 0.3)] == [0.5, 0.5, 5 / 6, 1 / 8, 0.9, 2.5 / 6]
-    squeezed, spread = RankOfRelevance(), RankOfRelevance()
-    # the judge's scale does not matter, its order does: a compressed judge gives the same targets as a sharp one
-    assert [squeezed.add(0.4 + r / 10) for r in (0.2, 0.9, 0.5)] == [spread.add(r) for r in (0.2, 0.9, 0.5)]
 
 
 def test_a_host_that_took_a_share_of_the_crawl_without_paying_back_is_left_for_others():

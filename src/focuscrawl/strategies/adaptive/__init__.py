@@ -74,7 +74,6 @@ from focuscrawl.strategies.adaptive.evidence import (
 from focuscrawl.strategies.adaptive.models import (
     OnlineLeastSquares,
     OnlineLogistic,
-    RankOfRelevance,
     hashed_words,
     hashed_words_many,
 )
@@ -82,7 +81,7 @@ from focuscrawl.strategies.adaptive.policy import AdaptivePolicy
 from focuscrawl.strategies.registry import StrategySpec, register
 
 __all__ = ["EVIDENCE", "GRAPH", "LOCAL_VALUES", "OWN", "PATH_VALUES", "PATH_ZERO", "SCORES", "AdaptivePolicy",
-           "OnlineLeastSquares", "OnlineLogistic", "RankOfRelevance", "encode_own", "hashed_words", "hashed_words_many"]
+           "OnlineLeastSquares", "OnlineLogistic", "encode_own", "hashed_words", "hashed_words_many"]
 
 register(StrategySpec("adaptive", "learns online which evidence to trust (Gouriten's neighbourhood sums, parent and "
                                   "anchor relevance, Han's topic words, a link model, path, site): the default",

@@ -48,22 +48,6 @@ class OnlineLeastSquares:
         self.w = self.P @ moment
 
 
-class RankOfRelevance:
-    """A fetched page's mid-rank among the relevance of all pages seen so far, in [0, 1]: (pages below + half of
-    the pages in its bin, itself counted) / pages. A target that keeps the judge's order but not its scale, which
-    differs from web to web. Counted in ``bins`` equal bins over [0, 1], so it costs the same at any crawl size."""
-
-    def __init__(self, bins: int = 4096):
-        self.counts = np.zeros(bins, dtype=np.int64)
-        self.bins = bins
-
-    def add(self, relevance: float) -> float:
-        b = min(max(int(relevance * self.bins), 0), self.bins - 1)
-        self.counts[b] += 1
-        below = int(self.counts[:b].sum())
-        return (below + 0.5 * int(self.counts[b])) / int(self.counts.sum())
-
-
 def _sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
 

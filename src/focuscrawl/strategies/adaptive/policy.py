@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from itertools import repeat
-from typing import Annotated, Literal
+from typing import Annotated
 
 import numpy as np
 from pydantic import Field
@@ -15,7 +15,6 @@ from focuscrawl.strategies.adaptive.hosts import Hosts
 from focuscrawl.strategies.adaptive.models import (
     OnlineLeastSquares,
     OnlineLogistic,
-    RankOfRelevance,
     hashed_words,
     hashed_words_many,
 )
@@ -47,7 +46,7 @@ class AdaptivePolicy(ShardAware, Policy):
                  site_prior: PositiveFloat = 2.0, window: Annotated[int, Field(ge=0)] = WINDOW,
                  forget: Annotated[float, Field(gt=0, le=1)] = 0.995, gamma: Fraction = 0.0,
                  spill_after: Annotated[int, Field(ge=0)] = SPILL_AFTER, ready_score: Fraction = 0.8,
-                 target: Literal["probability", "rank"] = "probability", leave_share: Fraction = 0.0):
+                 leave_share: Fraction = 0.0):
         # Defaults chosen on the development suite's tuning half (docs/benchmark.md, "How defaults are chosen"):
         # no evidence trusted a priori (a best-first prior lost 4 of the then 8 tuning rows and tied 4), old samples
         # forgotten slowly, one selection in ten following a single piece of evidence, 100-character link
@@ -67,9 +66,6 @@ class AdaptivePolicy(ShardAware, Policy):
         # pages the model expects to be relevant, not to whatever is ready. Lower is faster and harvests less a page;
         # 0.8 chosen on a tuning web (benchmarks/full_crawl_vs_scrapy.py, -s options.adaptive.ready_score=F).
         self.ready_score = ready_score
-        # What the evidence model is fitted to: the judge's probability of a fetched page, or its rank among the
-        # crawl's fetched pages (RankOfRelevance), which keeps the judge's order but not its scale
-        self.target = target
         # A host that has taken at least this share of the fetches without paying back (Hosts.left) is predicted
         # below every other host's URLs until its share falls under it again: 0 never leaves a host
         self.leave_share = leave_share
@@ -82,7 +78,6 @@ class AdaptivePolicy(ShardAware, Policy):
         self.sample_rng = np.random.default_rng(context.rng("adaptive-sample").getrandbits(64))
         self.model = OnlineLeastSquares(self.prior, self.prior_strength, self.forget)
         self.link_model = OnlineLogistic()
-        self.ranks = RankOfRelevance() if self.target == "rank" else None
         self._pooled: pooling.Parameters | None = None  # the last pooling across shards (load_parameters)
         self.graph = CrawlGraph(second_level=True, depth=False, spill_after=self.spill_after)
         self.hosts = Hosts(self.graph, self.site_prior)
@@ -186,7 +181,6 @@ class AdaptivePolicy(ShardAware, Policy):
     def observe(self, observation: Observation) -> None:
         relevance = float(observation.relevance)
         relevant = observation.reward > 0
-        rank = self.ranks.add(relevance) if self.ranks is not None else None  # every fetched page counts
         memo = observation.selection.memo  # None: a selection this policy did not make evidence for
         w = self._page_id(observation.url)
         if memo is not None:
@@ -202,7 +196,7 @@ class AdaptivePolicy(ShardAware, Policy):
         if memo is not None:
             # The target: the page's relevance, plus (gamma > 0) the discounted best prediction among the links
             # it opens, so that evidence of pages that lead somewhere (a hub, a live site) earns credit too.
-            target = rank if self.ranks is not None else relevance
+            target = relevance
             if self.gamma and len(kids):
                 target += self.gamma * max(0.0, float(self.ranking.value[kids].max()))
             self.model.learn(memo, target)
