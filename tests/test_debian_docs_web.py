@@ -52,7 +52,13 @@ WEBKIT_DOCS["api/Widget5.html"] = "<title>Widget5</title><body>Widget 5. " + "".
     f'<a href="{url}">x</a>' for url in [UPSTREAM + "classAligner.html", UPSTREAM + "classScore.html",
                                          UPSTREAM + "guide/", UPSTREAM, UPSTREAM + "missing.html",
                                          *MIRROR_LINKS, "http://www.biotool.org"]) + "</body>"
-WEBKIT_DOCS["index.html"] = '<title>WebKit</title><body><a href="api/Widget0.html">API</a></body>'
+# WebKit's upstream documentation lives on the web's own documentation host, under en/stable/ (as SciPy's and
+# Astropy's do): its pages' absolute links there are links within the site; relative links to files the package
+# does not have are no upstream URLs, even when three of them end in its files' paths
+WEBKIT_DOCS["index.html"] = '<title>WebKit</title><body><a href="api/Widget0.html">API</a>' + "".join(
+    f'<a href="https://docs.webkit.example/en/stable/api/Widget{i}.html">v{i}</a>' for i in (1, 2, 3)) + "</body>"
+WEBKIT_DOCS["api/Widget4.html"] = "<title>Widget4</title><body>Widget 4. " + "".join(
+    f'<a href="../gone/api/Widget{i}.html">old {i}</a>' for i in (1, 2, 3)) + "</body>"
 
 
 def _tar_xz(files: dict[str, bytes], symlinks: dict[str, str] | None = None) -> bytes:
@@ -271,9 +277,12 @@ def test_external_links_go_to_the_webs_page_for_them(web: OfflineWeb) -> None:
     assert web.fetch(UPSTREAM + "missing.html").status == 404
     sites = {site["package"]: site for site in web.meta["docs"]["sites"]}
     assert sites["biotool-doc"]["upstream_roots"] == ["https://biotool.org/manual/"]
-    assert sites["webkit-doc"]["upstream_roots"] == []
-    assert sites["webkit-doc"]["links_mapped"] == {"own_site": 0, "other_sites": 4, "own_project": 0,
+    assert sites["webkit-doc"]["upstream_roots"] == ["https://docs.webkit.example/en/stable/"]
+    assert sites["webkit-doc"]["links_mapped"] == {"own_site": 3, "other_sites": 4, "own_project": 0,
                                                    "other_projects": 1}
+    assert [link.url for link in web.fetch("https://docs.webkit.example/index.html").outlinks] == [
+        f"https://docs.webkit.example/api/Widget{i}.html" for i in range(4)] + [OTHER]
+    assert web.fetch("https://docs.webkit.example/api/Widget4.html").outlinks == []
 
 
 def test_related_project_pages_link_to_the_docs(web: OfflineWeb) -> None:

@@ -84,6 +84,8 @@ REFERENCE_PATH = re.compile(
     r"|(^|/)(package-summary|package-tree|package-frame|allclasses|index-all|constant-values|genindex|py-modindex)"
     r"|(^|/)[A-Z][A-Za-z0-9]+(\.[A-Za-z0-9]+)*\.html?$")
 
+ABSOLUTE_HREF = re.compile(rb"""href\s*=\s*["']?((?:https?:)?//[^"'\s>]+)""", re.IGNORECASE)
+
 
 DOCS_SOURCE = (
     " Plus documentation sites: the HTML under /usr/share/doc of Debian documentation packages (.deb from the "
@@ -318,6 +320,7 @@ def write_doc_pages(writer: WebWriter, package: str, source: str, files: dict[st
     """Add one package's HTML documentation as the pages of the site under ``doc_site_url(project)``. Returns
     the site with its pages' links still to write, and how many of its pages are reference pages."""
     root = doc_site_url(project)
+    own_host = urlsplit(root).hostname
     kept = _site_pages(files, root, max_pages)
     kept_urls = {url: path for path, url in kept.items()}
     base_dir = _html_folder(files)
@@ -331,13 +334,32 @@ def write_doc_pages(writer: WebWriter, package: str, source: str, files: dict[st
         reference += kind == "kind.reference"
         writer.add_page(url, title=parsed.title or posixpath.basename(path), text=parsed.text,
                         labels={"kind.doc", kind, f"docs.{package}"})
-        links = []
+        links, absolute = [], None
         for link in parsed.links:
             target = _page_path(link.url, kept_urls)
-            links.append((kept[target], link.anchor, True) if target is not None
-                         else (link.url.split("#", 1)[0], link.anchor, False))
+            if target is not None:
+                links.append((kept[target], link.anchor, True))
+                continue
+            target = link.url.split("#", 1)[0]
+            if urlsplit(target).hostname == own_host:
+                # on the site's own host: an upstream URL written out in full (docs.scipy.org/doc/scipy/...), or a
+                # relative link to a file the site did not keep, which names no upstream page: dropped
+                absolute = _absolute_hrefs(files[path]) if absolute is None else absolute
+                if target not in absolute:
+                    continue
+            links.append((target, link.anchor, False))
         site.links.append((url, links))
     return site, reference
+
+
+def _absolute_hrefs(html: bytes) -> set[str]:
+    """The page's links written as absolute URLs (``https://...``, ``//host/...``), normalised, no fragment."""
+    found = set()
+    for href in ABSOLUTE_HREF.findall(html):
+        url = normalize_url(href.decode("utf-8", errors="replace").replace("&amp;", "&"), "https://absolute.invalid/")
+        if url is not None:
+            found.add(url.split("#", 1)[0])
+    return found
 
 
 def write_doc_links(writer: WebWriter, site: _WrittenSite, upstream: UpstreamLinks | None) -> None:
