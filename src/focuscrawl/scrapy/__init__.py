@@ -50,19 +50,19 @@ loopback (``LoopbackDownloadHandler``). A mistake in the settings is one error l
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import pickle
+import threading
 import time
 import weakref
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 from scrapy import Request, signals
-from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
 from scrapy.core.scheduler import BaseScheduler, Scheduler
 from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest
 from scrapy.http.request import NO_CALLBACK
@@ -73,13 +73,14 @@ from scrapy.utils.request import request_from_dict
 
 from focuscrawl.builder import Classifiers, StrategyPlan, build_crawl
 from focuscrawl.config import RunSettings, describe_validation_error, load_config
-from focuscrawl.crawl.inputs import read_hosts_map
 from focuscrawl.engine import CrawlEngine
 from focuscrawl.engine.checkpoint import FORMAT as CHECKPOINT_FORMAT
 from focuscrawl.engine.engine import REWARD_THRESHOLD
 from focuscrawl.extras import MissingExtra
 from focuscrawl.http.response import followable, page_from_body, parse_retry_after
 from focuscrawl.http.settings import FetchConfig
+from focuscrawl.scrapy.loopback import LoopbackDownloadHandler
+from focuscrawl.scrapy.reader import PageReader
 from focuscrawl.storage import PagesWriter, StepRecord
 from focuscrawl.topic.topic_dir import load_topic_dir
 from focuscrawl.types import ForeignLinks, Link, Page, Selection, retry_after_error
@@ -106,7 +107,11 @@ SETTINGS = {
     "FOCUSCRAWL_HOSTS_MAP": "the hosts map of focuscrawl web serve --map: crawl that loopback-served web",
     "FOCUSCRAWL_ALLOW_LOOPBACK": "the address guard lets loopback addresses through (default False)",
     "FOCUSCRAWL_ALLOW_PRIVATE": "the address guard lets private addresses through (default False)",
+    "FOCUSCRAWL_READ_QUEUE": "pages waiting to be read and recorded off Scrapy's reactor thread (default 32; 0: "
+                             "read in the reactor thread)",
 }
+READ_QUEUE = 32
+READER_FAILED = "focuscrawl_reader_failed"  # the finish reason of a spider whose page reader failed
 SPIDER_MIDDLEWARE, SPIDER_MIDDLEWARE_ORDER = "focuscrawl.scrapy.FocusedSpiderMiddleware", 20  # < HttpError's 50
 DOWNLOADER_MIDDLEWARE, DOWNLOADER_MIDDLEWARE_ORDER = "focuscrawl.scrapy.FocusedDownloaderMiddleware", 10
 # After OffsiteMiddleware (50), before RobotsTxtMiddleware (100): a refused host's robots.txt is not asked for.
@@ -190,6 +195,11 @@ class FocusedScheduler(BaseScheduler):
         self.record_s = 0.0  # the engine recording them (classifier, defences, the policy's observe)
         self.refused = False
         self.spider = None
+        # The engine and the state above are touched by one thread at a time: the reactor's (selecting, sending) or
+        # the page reader's (recording). The reactor never waits for it: if the reader holds it, the reactor sends
+        # nothing and the reader wakes Scrapy when its page is recorded.
+        self.lock = threading.RLock()
+        self.reader: PageReader | None = None
         _SCHEDULERS[crawler] = self
 
     # -- Scrapy's scheduler interface ---------------------------------------------------------------------------
@@ -208,15 +218,22 @@ class FocusedScheduler(BaseScheduler):
 
             self.crawler.signals.connect(close, signal=signals.spider_opened, weak=False)
             return None
+        from twisted.internet import reactor
+
+        self.reader = PageReader(self.read_queue, reactor.callFromThread, self._wake, self._reader_failed)
         self.crawler.signals.connect(self._idle, signal=signals.spider_idle)
         return self.scrapy.open(spider)
 
     def close(self, reason: str):
         if self.refused:
             return None
+        if self.reader is not None:
+            self.reader.close()  # every page fetched is recorded first
         if self.engine is not None:
-            if self.jobdir:
+            if self.jobdir and self.failed is None:
                 self._save()
+            elif self.jobdir:
+                logger.warning("focuscrawl: the crawl's state is not written to JOBDIR after the page reader failed")
             stats, engine = self.crawler.stats, self.engine
             stats.set_value("focuscrawl/pages", engine.stats.steps)
             stats.set_value("focuscrawl/relevant_by_classifier", self.relevant)
@@ -224,6 +241,7 @@ class FocusedScheduler(BaseScheduler):
             stats.set_value("focuscrawl/page_s", round(self.page_s, 3))
             stats.set_value("focuscrawl/record_s", round(self.record_s, 3))
             stats.set_value("focuscrawl/frontier", engine.frontier_size)
+            stats.set_value("focuscrawl/read_queue_waits", self.reader.waits if self.reader is not None else 0)
             logger.info("focuscrawl: %d pages chosen by %s, %d of them on topic by the classifier; pages read in "
                         "%.1f s and recorded in %.1f s, the policy's decisions %.1f s", engine.stats.steps,
                         self.strategy, self.relevant, self.page_s, self.record_s, engine.stats.decision_s)
@@ -231,14 +249,24 @@ class FocusedScheduler(BaseScheduler):
             self.pages.close()
         return self.scrapy.close(reason)
 
+    @property
+    def failed(self) -> BaseException | None:
+        return self.reader.failed if self.reader is not None else None
+
     def has_pending_requests(self) -> bool:
-        if self.refused:
+        if self.refused or self.failed is not None:
             return False
-        if self.scrapy.has_pending_requests() or self.redo or self.ready is not None or self.dispatched:
+        if (self.scrapy.has_pending_requests() or self.redo or self.ready is not None or self.dispatched
+                or self.reader.pending):
             return True
         if self.engine is None:
             return False
-        self.ready = self.engine.next_selection()
+        if not self.lock.acquire(blocking=False):
+            return True  # the reader is recording a page: it wakes Scrapy when it is done
+        try:
+            self.ready = self.engine.next_selection()
+        finally:
+            self.lock.release()
         return self.ready is not None
 
     def enqueue_request(self, request: Request) -> bool:
@@ -251,13 +279,21 @@ class FocusedScheduler(BaseScheduler):
         if self.scrapy.enqueue_request(request):  # not the policy's, or a redirect or retry of a selection
             return True
         if url in self.dispatched:  # the duplicate filter dropped a redirect: the selection ends there
-            self._record(url, Page(url=url, final_url=request.url, status=0,
-                                   error="redirected to a URL Scrapy's duplicate filter had seen"))
+            self.reader.submit(partial(self._record_dispatched, url, Page(
+                url=url, final_url=request.url, status=0, error="redirected to a URL Scrapy's duplicate filter had seen")))
         return False
 
     def next_request(self) -> Request | None:
-        if self.refused:
-            return None
+        if self.refused or self.failed is not None or self.reader.full():
+            return None  # the reader is behind: nothing new is sent until it has room (it wakes Scrapy)
+        if not self.lock.acquire(blocking=False):
+            return None  # the reader is recording a page: it wakes Scrapy when it is done
+        try:
+            return self._next_request()
+        finally:
+            self.lock.release()
+
+    def _next_request(self) -> Request | None:
         request = self.scrapy.next_request()
         if request is not None:
             url = request.meta.get(SELECTION)
@@ -307,29 +343,41 @@ class FocusedScheduler(BaseScheduler):
                 raise _refuse(f"{message}: give the spider start requests (start_urls) or the topic seeds.txt"
                               if message.startswith("no seeds") else message) from None
             self.engine = crawl.engine
-        for request in ours:
-            url = self.engine.normalize(request.url)
-            if url in self.engine.parent and url not in self.engine.fetched and url not in self.requests:
-                self.requests[url] = request
-                request.meta[HELD] = True
-            else:  # a duplicate start URL, or one a resumed crawl has fetched or never had as a seed
-                request.meta[NOT_SEED] = True
+        with self.lock:
+            for request in ours:
+                url = self.engine.normalize(request.url)
+                if url in self.engine.parent and url not in self.engine.fetched and url not in self.requests:
+                    self.requests[url] = request
+                    request.meta[HELD] = True
+                else:  # a duplicate start URL, or one a resumed crawl has fetched or never had as a seed
+                    request.meta[NOT_SEED] = True
         return added
 
     def page_done(self, response, links: list[Request]) -> None:
-        """A response's callback output has ended: ``links`` are the policy's requests it yielded."""
-        engine = self.engine
-        if engine is None:
-            return
+        """A response's callback output has ended: ``links`` are the policy's requests it yielded. The page reader
+        reads and records it."""
+        if self.engine is not None and self.reader is not None:
+            self.reader.submit(partial(self._read, response, links))
+
+    def _read(self, response, links: list[Request]) -> None:
+        """The page reader's job for a response: the page read, then recorded (a selection's) or adopted."""
         url = response.meta.get(SELECTION)
-        ours = url in self.dispatched
+        ours = url in self.dispatched  # only this job removes it: read without the lock
         page = Page(url=response.url, final_url=response.url, status=response.status)
         if ours or links:
             started = time.perf_counter()
-            page = _page(url if ours else response.url, response)
+            page = _page(url if ours else response.url, response)  # reads nothing of the engine: no lock
+            self.page_s += time.perf_counter() - started
+        with self.lock:
+            self._record_read(url if ours else None, response, page, links)
+
+    def _record_read(self, url: str | None, response, page: Page, links: list[Request]) -> None:
+        engine = self.engine
+        if links:
+            started = time.perf_counter()
             page.outlinks = self._links(page, links)
             self.page_s += time.perf_counter() - started
-        if ours:
+        if url is not None:
             self._record(url, page, response.meta.get("download_latency", 0.0))
         elif (source := engine.normalize(response.url)) is not None:
             # A page the policy did not choose: fetched (never again by the policy), its links reach the policy as
@@ -345,7 +393,8 @@ class FocusedScheduler(BaseScheduler):
         """A selection's download failed for good (after Scrapy's retries): a page of status 0."""
         url = request.meta.get(SELECTION)
         if url in self.dispatched:
-            self._record(url, Page(url=url, final_url=request.url, status=0, error=_download_error(exception)))
+            self.reader.submit(partial(self._record_dispatched, url, Page(
+                url=url, final_url=request.url, status=0, error=_download_error(exception))))
 
     # -- internals --------------------------------------------------------------------------------------------
     def _prepare(self, spider) -> None:
@@ -366,6 +415,10 @@ class FocusedScheduler(BaseScheduler):
             raise SettingsError("FOCUSCRAWL_TOPIC is not set: name a topic directory (focuscrawl topic init)")
         if settings.get("FOCUSCRAWL_HOSTS_MAP"):
             LoopbackDownloadHandler.read_map(settings["FOCUSCRAWL_HOSTS_MAP"])
+        self.read_queue = settings.getint("FOCUSCRAWL_READ_QUEUE", READ_QUEUE)
+        if self.read_queue < 0:
+            raise SettingsError(f"FOCUSCRAWL_READ_QUEUE is {self.read_queue}: give the pages the page reader may "
+                                "hold (0: none, pages read in the reactor thread)")
         overrides = settings.getdict("FOCUSCRAWL_SETTINGS")
         budget = settings.get("FOCUSCRAWL_BUDGET")
         self.settings = load_config(RunSettings, settings.get("FOCUSCRAWL_CONFIG"), (),
@@ -402,7 +455,14 @@ class FocusedScheduler(BaseScheduler):
                     and url not in self.dispatched):
                 self.requests[url] = request
 
+    def _record_dispatched(self, url: str, page: Page, probe: bool = False) -> None:
+        """The page reader's job for a selection that ended without a response, or a soft-404 probe's answer."""
+        with self.lock:
+            if url in self.dispatched or (probe and url in self.engine.in_flight):
+                self._record(url, page)
+
     def _record(self, url: str, page: Page, fetch_s: float = 0.0) -> None:
+        """Record a page in the engine (the page reader's thread, with the lock held)."""
         self.dispatched.pop(url, None)
         started, fetched_at = time.perf_counter(), time.time()
         # the wall clock: the host breaker's seconds (kept in JOBDIR's snapshot, so a resumed crawl goes on with them)
@@ -422,17 +482,36 @@ class FocusedScheduler(BaseScheduler):
                 page = Page(url=url, final_url=url, status=0, error=f"{type(exc).__name__}: {exc}"[:500])
             else:
                 page = _page(url, response)
-            if self.engine is not None and url in self.engine.in_flight:
-                self._record(url, page)
+            self.reader.submit(partial(self._record_dispatched, url, page, probe=True))
 
         deferred_from_coro(fetch())
+
+    def _wake(self) -> None:
+        """Have Scrapy ask for a request again (the page reader has recorded a page). Scrapy has no public call for
+        it: without it, the next request would wait for Scrapy's 5-second heartbeat."""
+        slot = getattr(self.crawler.engine, "_slot", None)
+        if slot is not None and slot.closing is None:
+            slot.nextcall.schedule()
+
+    def _reader_failed(self, exc: BaseException) -> None:
+        """The page reader's job raised (a bug): one error line, and the spider closes."""
+        logger.error("focuscrawl: reading and recording pages failed: %s: %s; the spider closes",
+                     type(exc).__name__, exc, exc_info=(type(exc), exc, exc.__traceback__))
+        engine = self.crawler.engine
+        if engine is not None and self.spider is not None:
+            deferred_from_coro(engine.close_spider_async(reason=READER_FAILED))
 
     def _idle(self) -> None:
         """Nothing is in progress in Scrapy: a selection not recorded yet was lost on the way (an exception in a
         downloader middleware's process_response), and is a failed page; then the crawl goes on if it may."""
+        if self.reader is None or self.failed is not None:
+            return
+        self.reader.drain()  # the pages handed over are recorded: a selection left is lost
         lost = list(self.dispatched)
         for url in lost:
-            self._record(url, Page(url=url, final_url=url, status=0, error="no answer reached the spider"))
+            self.reader.submit(partial(self._record_dispatched, url, Page(url=url, final_url=url, status=0,
+                                                                         error="no answer reached the spider")))
+        self.reader.drain()
         if lost and self.has_pending_requests():
             raise DontCloseSpider
 
@@ -570,42 +649,3 @@ class FocusedDownloaderMiddleware:
         scheduler = _SCHEDULERS.get(self.crawler)
         if scheduler is not None:
             scheduler.download_failed(request, exception)
-
-
-class LoopbackDownloadHandler(HTTP11DownloadHandler):
-    """Crawls a web served on loopback by ``focuscrawl web serve --map`` (``FOCUSCRAWL_HOSTS_MAP``): each request
-    goes to the address serving its host, the Host header kept (https said with X-Forwarded-Proto), as DNS and TLS
-    would on the web, so that Scrapy's slots, filters and redirects all see the web's own URLs. A host the map does
-    not have is refused: nothing leaves loopback."""
-
-    def __init__(self, crawler):
-        super().__init__(crawler)
-        self.hosts = self.read_map(crawler.settings["FOCUSCRAWL_HOSTS_MAP"])
-
-    @staticmethod
-    def read_map(path: str) -> dict[str, str]:
-        hosts = read_hosts_map(Path(path))
-        for host, address in hosts.items():
-            ip = str(address).rsplit(":", 1)[0]
-            try:
-                loopback = ipaddress.ip_address(ip).is_loopback
-            except ValueError:
-                loopback = False
-            if not loopback:
-                raise SettingsError(f"{path}: {host} maps to {address}, not a loopback address")
-        return hosts
-
-    async def download_request(self, request: Request):
-        parts = urlsplit(request.url)
-        address = self.hosts.get(parts.hostname or "")
-        if address is None:
-            raise IgnoreRequest(f"not a host of the served web: {parts.hostname}")
-        headers = request.headers.copy()
-        headers["Host"] = parts.netloc
-        if parts.scheme == "https":
-            headers["X-Forwarded-Proto"] = "https"
-        sent = request.replace(url=urlunsplit(("http", address, parts.path or "/", parts.query, "")), headers=headers)
-        response = await super().download_request(sent)
-        if "download_latency" in sent.meta:
-            request.meta["download_latency"] = sent.meta["download_latency"]
-        return response.replace(url=request.url)
