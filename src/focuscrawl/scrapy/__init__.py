@@ -36,6 +36,9 @@ How a crawl goes (one ``CrawlEngine`` built by ``focuscrawl.builder``, as ``focu
 - **In flight**: at most ``CONCURRENT_REQUESTS`` of the policy's pages are sent and not yet recorded (``focuscrawl
   crawl``'s concurrency), so that a page's links reach the policy before it chooses again; at 1 a crawl fetches
   what ``focuscrawl crawl --concurrency 1`` fetches, in the same order.
+- **Off the reactor**: pages are read and recorded by a ``reader.PageReader`` thread, in the order Scrapy delivered
+  them, from a queue of ``FOCUSCRAWL_READ_QUEUE`` pages (nothing new is sent while it is full); the engine is
+  touched by one thread at a time (``lock``). A close records every page handed over first.
 - **The budget** counts the policy's pages (and the engine's own soft-404 probes); when it is spent, or the
   frontier is empty, the spider closes as any spider does once nothing is left to do.
 - **Resume** (``JOBDIR``): on close the engine (closure, frontier, the policy's state: ``CrawlEngine.snapshot``)
@@ -51,7 +54,6 @@ loopback (``LoopbackDownloadHandler``). A mistake in the settings is one error l
 from __future__ import annotations
 
 import logging
-import pickle
 import threading
 import time
 import weakref
@@ -64,26 +66,24 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 from scrapy import Request, signals
 from scrapy.core.scheduler import BaseScheduler, Scheduler
-from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest
+from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import load_object
-from scrapy.utils.request import request_from_dict
 
 from focuscrawl.builder import Classifiers, StrategyPlan, build_crawl
 from focuscrawl.config import RunSettings, describe_validation_error, load_config
 from focuscrawl.engine import CrawlEngine
-from focuscrawl.engine.checkpoint import FORMAT as CHECKPOINT_FORMAT
 from focuscrawl.engine.engine import REWARD_THRESHOLD
 from focuscrawl.extras import MissingExtra
-from focuscrawl.http.response import followable, page_from_body, parse_retry_after
-from focuscrawl.http.settings import FetchConfig
+from focuscrawl.http.response import followable
+from focuscrawl.scrapy.jobdir import STATE_FILE, read_requests, read_state, write_state
 from focuscrawl.scrapy.loopback import LoopbackDownloadHandler
-from focuscrawl.scrapy.reader import PageReader
+from focuscrawl.scrapy.reader import PAGE_PARSING, PageReader, download_error, page_of_response
 from focuscrawl.storage import PagesWriter, StepRecord
 from focuscrawl.topic.topic_dir import load_topic_dir
-from focuscrawl.types import ForeignLinks, Link, Page, Selection, retry_after_error
+from focuscrawl.types import ForeignLinks, Link, Page, Selection
 
 logger = logging.getLogger(__name__)
 
@@ -92,11 +92,7 @@ logger = logging.getLogger(__name__)
 SELECTION = "focuscrawl_selection"
 HELD = "focuscrawl_held"
 NOT_SEED = "focuscrawl_not_seed"
-STATE_FILE = "focuscrawl.state"
 REFUSED = "focuscrawl_bad_settings"  # the finish reason of a spider closed for a mistake in the settings
-# This file's layout, and the format of the engine checkpoint inside it: a JOBDIR has no log to replay, so a
-# checkpoint of another format is refused as another version's JOBDIR.
-STATE_VERSION = (2, CHECKPOINT_FORMAT)
 SETTINGS = {
     "FOCUSCRAWL_TOPIC": "the topic directory (required)",
     "FOCUSCRAWL_STRATEGY": "strategy or preset (default adaptive)",
@@ -116,8 +112,6 @@ SPIDER_MIDDLEWARE, SPIDER_MIDDLEWARE_ORDER = "focuscrawl.scrapy.FocusedSpiderMid
 DOWNLOADER_MIDDLEWARE, DOWNLOADER_MIDDLEWARE_ORDER = "focuscrawl.scrapy.FocusedDownloaderMiddleware", 10
 # After OffsiteMiddleware (50), before RobotsTxtMiddleware (100): a refused host's robots.txt is not asked for.
 ADDRESS_GUARD, ADDRESS_GUARD_ORDER = "focuscrawl.scrapy.guard.AddressGuardMiddleware", 60
-# Pages are parsed as focuscrawl's fetcher parses them (main text, outlinks); the HTML is not kept.
-PAGE_PARSING = FetchConfig(keep_html=False)
 # One scheduler per crawler, found by the middlewares (built before it).
 _SCHEDULERS: weakref.WeakKeyDictionary[Any, FocusedScheduler] = weakref.WeakKeyDictionary()
 _USER_ERRORS = (ValueError, KeyError, OSError, MissingExtra)
@@ -152,7 +146,8 @@ def _refuse(message: str) -> CloseSpider:
 
 class FocusedCrawl:
     """The Scrapy add-on: ``ADDONS = {"focuscrawl.scrapy.FocusedCrawl": 0}`` sets the scheduler and the middlewares,
-    robots.txt on (at the add-on's priority: a user's setting wins), and with ``FOCUSCRAWL_HOSTS_MAP`` the loopback download handler for http and https (every other scheme off)."""
+    robots.txt on (at the add-on's priority: a user's setting wins), and with ``FOCUSCRAWL_HOSTS_MAP`` the loopback
+    download handler for http and https (every other scheme off)."""
 
     def update_settings(self, settings) -> None:
         settings.set("SCHEDULER", "focuscrawl.scrapy.FocusedScheduler", "addon")
@@ -279,8 +274,9 @@ class FocusedScheduler(BaseScheduler):
         if self.scrapy.enqueue_request(request):  # not the policy's, or a redirect or retry of a selection
             return True
         if url in self.dispatched:  # the duplicate filter dropped a redirect: the selection ends there
-            self.reader.submit(partial(self._record_dispatched, url, Page(
-                url=url, final_url=request.url, status=0, error="redirected to a URL Scrapy's duplicate filter had seen")))
+            error = "redirected to a URL Scrapy's duplicate filter had seen"
+            self.reader.submit(partial(self._record_dispatched, url,
+                                       Page(url=url, final_url=request.url, status=0, error=error)))
         return False
 
     def next_request(self) -> Request | None:
@@ -366,14 +362,14 @@ class FocusedScheduler(BaseScheduler):
         page = Page(url=response.url, final_url=response.url, status=response.status)
         if ours or links:
             started = time.perf_counter()
-            page = _page(url if ours else response.url, response)  # reads nothing of the engine: no lock
+            page = page_of_response(url if ours else response.url, response)  # reads nothing of the engine: no lock
             self.page_s += time.perf_counter() - started
         with self.lock:
             self._record_read(url if ours else None, response, page, links)
 
     def _record_read(self, url: str | None, response, page: Page, links: list[Request]) -> None:
         engine = self.engine
-        if links:
+        if url is not None or links:  # a page's links are the requests its callback yielded, none if none
             started = time.perf_counter()
             page.outlinks = self._links(page, links)
             self.page_s += time.perf_counter() - started
@@ -394,7 +390,7 @@ class FocusedScheduler(BaseScheduler):
         url = request.meta.get(SELECTION)
         if url in self.dispatched:
             self.reader.submit(partial(self._record_dispatched, url, Page(
-                url=url, final_url=request.url, status=0, error=_download_error(exception))))
+                url=url, final_url=request.url, status=0, error=download_error(exception))))
 
     # -- internals --------------------------------------------------------------------------------------------
     def _prepare(self, spider) -> None:
@@ -481,7 +477,7 @@ class FocusedScheduler(BaseScheduler):
             except Exception as exc:  # noqa: BLE001 - a failed probe is a page of status 0, as any failed fetch
                 page = Page(url=url, final_url=url, status=0, error=f"{type(exc).__name__}: {exc}"[:500])
             else:
-                page = _page(url, response)
+                page = page_of_response(url, response)
             self.reader.submit(partial(self._record_dispatched, url, page, probe=True))
 
         deferred_from_coro(fetch())
@@ -504,7 +500,9 @@ class FocusedScheduler(BaseScheduler):
     def _idle(self) -> None:
         """Nothing is in progress in Scrapy: a selection not recorded yet was lost on the way (an exception in a
         downloader middleware's process_response), and is a failed page; then the crawl goes on if it may."""
-        if self.reader is None or self.failed is not None:
+        if self.failed is not None:
+            raise CloseSpider(READER_FAILED)
+        if self.reader is None:
             return
         self.reader.drain()  # the pages handed over are recorded: a selection left is lost
         lost = list(self.dispatched)
@@ -517,79 +515,23 @@ class FocusedScheduler(BaseScheduler):
 
     def _save(self) -> None:
         """Write the engine and the requests it holds to JOBDIR (a stop; module docstring)."""
-        engine, unserialisable = self.engine, 0
-
-        def saved(request: Request | None) -> dict | None:
-            nonlocal unserialisable
-            if request is None:
-                return None
-            try:
-                return request.to_dict(spider=self.spider)
-            except ValueError:  # a callback that is not a method of the spider
-                unserialisable += 1
-                return None
-
-        in_flight = {url: saved(self.dispatched.get(url) or self.requests.get(url) or self.redo.get(url))
-                     for url in engine.in_flight}
-        state = {"version": STATE_VERSION, "identity": self.identity, "seeds": engine.context.seeds,
-                 "context_budget": engine.context.budget, "relevant": self.relevant, "snapshot": engine.snapshot(),
-                 "requests": {url: saved(request) for url, request in self.requests.items()},
-                 "in_flight": in_flight}
-        path = Path(self.jobdir) / STATE_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
-        tmp.replace(path)
-        if unserialisable:
-            logger.warning("focuscrawl: %d requests could not be kept in JOBDIR (their callbacks are not methods of "
-                           "the spider); a resumed crawl sends their URLs to the spider's parse", unserialisable)
+        with self.lock:
+            in_flight = {url: self.dispatched.get(url) or self.requests.get(url) or self.redo.get(url)
+                         for url in self.engine.in_flight}
+            write_state(Path(self.jobdir) / STATE_FILE, self.spider, self.engine, self.identity, self.relevant,
+                        self.requests, in_flight)
 
     def _resume(self, path: Path, spider) -> None:
-        try:
-            state = pickle.loads(path.read_bytes())
-        except Exception as exc:  # noqa: BLE001 - a damaged file is a user's problem to decide on, in one line
-            raise SettingsError(f"{path} cannot be read ({type(exc).__name__}); delete it to start the crawl "
-                                "again") from None
-        if state.get("version") != STATE_VERSION:
-            raise SettingsError(f"{path} was written by another version of focuscrawl.scrapy; use a new JOBDIR")
-        if state["identity"] != self.identity:
-            changed = [key for key in self.identity if state["identity"].get(key) != self.identity[key]]
-            raise SettingsError(f"JOBDIR holds a focused crawl with another {' and '.join(changed)}; resume it as it "
-                                "was, or use a new JOBDIR")
+        state = read_state(path, self.identity)
         crawl = build_crawl(self.settings, self.plan, self.topic, state["seeds"], classifiers=self.classifiers,
                             context_budget=state["context_budget"])
         crawl.engine.restore(state["snapshot"])
         self.engine, self.relevant = crawl.engine, state["relevant"]
-
-        def loaded(data: dict | None) -> Request | None:
-            return None if data is None else request_from_dict(data, spider=spider)
-
-        self.requests = {url: request for url, data in state["requests"].items()
-                         if (request := loaded(data)) is not None}
-        self.redo = {url: loaded(data) for url, data in state["in_flight"].items()}
+        self.requests = {url: request for url, request in read_requests(state["requests"], spider).items()
+                         if request is not None}
+        self.redo = read_requests(state["in_flight"], spider)
         logger.info("focuscrawl: resuming a crawl of %d pages, %d in its frontier", self.engine.stats.steps,
                     self.engine.frontier_size)
-
-
-def _page(url: str, response) -> Page:
-    """The Page of a Scrapy response to ``url``, read as focuscrawl's fetcher reads an answer (a 429 or 503's
-    Retry-After too, which the host breaker honours)."""
-    links = b", ".join(response.headers.getlist(b"Link")).decode("latin-1") or None
-    retry_after = parse_retry_after(response.headers.get(b"Retry-After", b"").decode("latin-1")) \
-        if response.status in (429, 503) else None
-    return page_from_body(url, response.url, response.status,
-                          response.headers.get(b"Content-Type", b"").decode("latin-1"), response.body, PAGE_PARSING,
-                          link_header=links, error=retry_after_error(retry_after) if retry_after is not None else "")
-
-
-def _download_error(exception: BaseException) -> str:
-    """A failed download's error, in the engine's words for a refusal of the crawler's own (robots.txt, the
-    address guard, another middleware's IgnoreRequest): a refusal is not the host failing (HostHealth)."""
-    if isinstance(exception, IgnoreRequest):
-        message = str(exception)
-        if "robots.txt" in message:
-            return "disallowed by robots.txt"
-        return message if message.startswith("refused") else f"refused by Scrapy: {message}"[:500]
-    return f"{type(exception).__name__}: {exception}"[:500]
 
 
 def _names(component: Any, path: str) -> bool:

@@ -22,9 +22,18 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
+from functools import partial
+
+from scrapy.exceptions import IgnoreRequest
+
+from focuscrawl.http.response import page_from_body, parse_retry_after
+from focuscrawl.http.settings import FetchConfig
+from focuscrawl.types import Page, retry_after_error
 
 _STOP = object()
 POLL_S = 0.5  # how often a waiting submit or drain looks whether the worker failed
+# Pages are parsed as focuscrawl's fetcher parses them (main text, outlinks); the HTML is not kept.
+PAGE_PARSING = FetchConfig(keep_html=False)
 
 
 class PageReader:
@@ -95,7 +104,29 @@ class PageReader:
                 self.failed = exc
                 with self.jobs.all_tasks_done:
                     self.jobs.all_tasks_done.notify_all()  # a drain waiting returns
-                self.call_in_reactor(lambda: self.on_failure(exc))
+                self.call_in_reactor(partial(self.on_failure, exc))
                 return
             self.jobs.task_done()
             self.call_in_reactor(self.wake)
+
+
+def page_of_response(url: str, response) -> Page:
+    """The Page of a Scrapy response to ``url``, read as focuscrawl's fetcher reads an answer (a 429 or 503's
+    Retry-After too, which the host breaker honours)."""
+    links = b", ".join(response.headers.getlist(b"Link")).decode("latin-1") or None
+    retry_after = parse_retry_after(response.headers.get(b"Retry-After", b"").decode("latin-1")) \
+        if response.status in (429, 503) else None
+    return page_from_body(url, response.url, response.status,
+                          response.headers.get(b"Content-Type", b"").decode("latin-1"), response.body, PAGE_PARSING,
+                          link_header=links, error=retry_after_error(retry_after) if retry_after is not None else "")
+
+
+def download_error(exception: BaseException) -> str:
+    """A failed download's error, in the engine's words for a refusal of the crawler's own (robots.txt, the
+    address guard, another middleware's IgnoreRequest): a refusal is not the host failing (HostHealth)."""
+    if isinstance(exception, IgnoreRequest):
+        message = str(exception)
+        if "robots.txt" in message:
+            return "disallowed by robots.txt"
+        return message if message.startswith("refused") else f"refused by Scrapy: {message}"[:500]
+    return f"{type(exception).__name__}: {exception}"[:500]
