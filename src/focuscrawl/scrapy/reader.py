@@ -2,8 +2,8 @@
 
 Reading a page (HTML parsing, main text, links) and recording it (the classifier, the engine's defences, the
 policy's observe) take a few milliseconds a page; in the reactor thread they stall every download meanwhile. A
-``PageReader`` runs them in one worker thread, in the order they were handed over (the order Scrapy delivered the
-pages: the policy sees them in that order), from a bounded queue:
+``PageReader`` runs them (jobs: callables) in one worker thread, in the order they were handed over (the order
+Scrapy delivered the pages: the policy sees them in that order), from a bounded queue:
 
 - **Backpressure**: ``submit`` waits while the queue is full (the reactor with it: the last resort); the scheduler
   sends nothing new while ``full()``, so that in a crawl the wait is rare.
@@ -14,7 +14,8 @@ pages: the policy sees them in that order), from a bounded queue:
   reactor thread (the scheduler closes the spider, one error line), and ``submit``/``drain`` return at once.
 
 With ``capacity`` 0 there is no thread: ``submit`` runs each job at once, in the caller's thread (the add-on as it
-was, for comparison).
+was, for comparison). The module also reads a Scrapy response as focuscrawl's fetcher reads an answer
+(``page_of_response``, ``download_error``).
 """
 
 from __future__ import annotations
