@@ -8,7 +8,8 @@ facet values and sort orders. What tells such a parameter from one that names a 
 listing (host and path) whose queries differ in one parameter, where the links of one that leave the listing (its
 records, not its other views) are the same as the other's or a part of them, show that parameter to change the
 order or the filter of what is listed, not what there is (the records of page 3 are not those of page 2; those of
-``id=17`` are not those of ``id=18``). After ``support`` such pairs the parameter is a *view parameter* of that
+``id=17`` are not those of ``id=18``). A link whose query repeats a value of the view's own (its export as JSON, its query as SQL) echoes the
+view, not what it lists, and is left out. After ``support`` such pairs the parameter is a *view parameter* of that
 listing, and a URL of the listing whose query, without its view parameters, is a URL the crawl knows is a *view
 variant*: it is refused before it costs a fetch (``TrapPatterns.refuse``).
 
@@ -59,15 +60,16 @@ class ViewParameters:
         when that puts a new view parameter in use. A page is a view when its URL has a query, or when it links to
         views of its own path (the listing's bare form): other pages are not kept."""
         listing = listing_of(url)
+        query = _query(url)
+        values = {value for value in query.values() if value}
         records, views_linked = set(), False
         for link in links:
-            if listing_of(link) != listing:
-                records.add(zlib.crc32(link.encode()))
-            else:
+            if listing_of(link) == listing:
                 views_linked = views_linked or "?" in link
-        if "?" not in url and not views_linked:
+            elif "?" not in link or values.isdisjoint(_query(link).values()):
+                records.add(zlib.crc32(link.encode()))
+        if not query and not views_linked:
             return None
-        query = _query(url)
         records = frozenset(records)
         learned = None
         kept = self.views.setdefault(listing, [])
