@@ -25,8 +25,9 @@ TEMPLATE = ("Events calendar of the town hall. Day view. All times are local. Su
 
 def _calendar(directory: Path, days: int = 300, events: int = 60) -> Path:
     """A calendar as django-scheduler makes one: day views (a template, the same recurring events and a line of
-    the day's own: not near-duplicates, but each mostly its family's text) linking to the next and previous day, to a new occurrence page of each recurring event (a copy of
-    that event's page, at a new URL each day) and to one event of its own; an event list links to every event,
+    the day's own: not near-duplicates, but each mostly its family's text) linking to the next and previous day,
+    to a new occurrence page of each recurring event (a copy of that event's page, at a new URL each day) and to
+    one event of its own; an event list links to every event,
     whose pages each carry their own text (off the crawl's topic)."""
     with WebWriter(directory, {"name": "calendar"}) as w:
         w.add_page("http://cal.test/", title="town", text=page_text(BIRD_WORDS, 0), labels=["birds"])
@@ -149,7 +150,9 @@ def test_a_listings_sort_and_filter_views_are_variants_not_new_content(tmp_path)
     assert views.observe("http://s.test/l?sort=b", ["http://s.test/i/3", "http://s.test/i/2", "http://s.test/i/1",
                                                     "http://s.test/l.json?sort=b"]) == "s.test/l"
     assert views.params == {"s.test/l": {"sort"}}
-    assert views.base_of("http://s.test/l?page=2&sort=c") == "http://s.test/l?page=2"
+    assert views.base_of("http://s.test/l?page=2&sort=c") == ("http://s.test/l?page=2", "http://s.test/l")
+    assert views.base_of("http://s.test/l.json?sort=c") == ("http://s.test/l.json", "http://s.test/l.json")  # echo
+    assert views.base_of("http://s.test/l?page=2") is None
 
     web = _shop(tmp_path / "web")
     seeds = ["http://shop.test/"]

@@ -255,11 +255,11 @@ class TrapPatterns(Defence):
             fetch.reject(TRAP_PATTERN)
 
     def _view_variant(self, url: str, crawl: Crawl) -> bool:
-        """``url`` is a known URL with view parameters added (``views``)."""
+        """``url`` is a known URL, or a view of a known listing, with view parameters added (``views``)."""
         if self.views is None:
             return False
-        base = self.views.base_of(url)
-        return base is not None and base != url and crawl.known(base)
+        found = self.views.base_of(url)
+        return found is not None and any(form != url and crawl.known(form) for form in found)
 
     def _floor(self, fetches: int, others_new: int, others: int) -> float:
         """The share of new pages a pattern must keep: ``min_new_share``, or ``relative_share`` of the rest of the

@@ -8,10 +8,13 @@ facet values and sort orders. What tells such a parameter from one that names a 
 listing (host and path) whose queries differ in one parameter, where the links of one that leave the listing (its
 records, not its other views) are the same as the other's or a part of them, show that parameter to change the
 order or the filter of what is listed, not what there is (the records of page 3 are not those of page 2; those of
-``id=17`` are not those of ``id=18``). A link whose query repeats a value of the view's own (its export as JSON, its query as SQL) echoes the
-view, not what it lists, and is left out. After ``support`` such pairs the parameter is a *view parameter* of that
-listing, and a URL of the listing whose query, without its view parameters, is a URL the crawl knows is a *view
-variant*: it is refused before it costs a fetch (``TrapPatterns.refuse``).
+``id=17`` are not those of ``id=18``). A link whose query repeats a value of the view's own (its export as JSON,
+its query as SQL) echoes the view, not what it lists, and is left out. After ``support`` such pairs the parameter
+is a *view parameter* of that listing, and a URL of the listing whose query, without its view parameters, is a
+URL the crawl knows is a *view variant*, and so is one whose listing's bare URL (no query) is known: what it
+lists, the listing lists, in pages of its own (``?page=3`` or a cursor, which is never a view parameter). It is refused before it costs a fetch
+(``TrapPatterns.refuse``). A listing whose links echo a view's values (``pages.json?colour=red`` on the view
+``pages?colour=red``: its export) takes the view parameters of the listing it echoes.
 
 Each listing keeps the link sets of its last ``_KEPT`` views (CRC-32s of the URLs): a bounded memory per listing,
 and the pairs a crawl meets are mostly among views fetched close together (a view and the views it links to).
@@ -27,6 +30,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from focuscrawl.urls import normalize_url
 
 _KEPT = 32  # views remembered per listing
+_MAX_ECHOES = 1 << 16  # listings remembered as echoes of others: a bound on memory
 _MIN_LINKS = 3  # a view listing fewer records than this shows nothing (an empty filter is a subset of everything)
 
 
@@ -54,6 +58,7 @@ class ViewParameters:
         self.views: dict[str, list[tuple[dict[str, str], frozenset[int]]]] = {}
         self.pairs: Counter[tuple[str, str]] = Counter()
         self.params: dict[str, set[str]] = {}  # listing -> its view parameters
+        self.echoes: dict[str, str] = {}  # a listing that echoes another's views (its export) -> that listing
 
     def observe(self, url: str, links: Iterable[str]) -> str | None:
         """Count what a fetched page of a listing shows (``links``: all its outlinks, fetched or not); the listing
@@ -68,6 +73,8 @@ class ViewParameters:
                 views_linked = views_linked or "?" in link
             elif "?" not in link or values.isdisjoint(_query(link).values()):
                 records.add(zlib.crc32(link.encode()))
+            elif query and len(self.echoes) < _MAX_ECHOES:
+                self.echoes.setdefault(listing_of(link), listing)
         if not query and not views_linked:
             return None
         records = frozenset(records)
@@ -88,11 +95,14 @@ class ViewParameters:
         del kept[:-_KEPT]
         return learned
 
-    def base_of(self, url: str) -> str | None:
-        """``url`` without its listing's view parameters, when it has any; else None."""
+    def base_of(self, url: str) -> tuple[str, str] | None:
+        """``url`` without its listing's view parameters, and its listing's bare URL (no query), when it has view
+        parameters; else None. A listing that echoes another's views (``pages.json`` of ``pages``) has its
+        view parameters."""
         if not self.params or "?" not in url:
             return None
-        params = self.params.get(listing_of(url))
+        listing = listing_of(url)
+        params = self.params.get(listing) or self.params.get(self.echoes.get(listing, ""))
         if not params:
             return None
         parts = urlsplit(url)
@@ -100,4 +110,5 @@ class ViewParameters:
         kept = [(k, v) for k, v in pairs if k not in params]
         if len(kept) == len(pairs):
             return None
-        return normalize_url(urlunsplit(parts._replace(query=urlencode(kept))))
+        base = normalize_url(urlunsplit(parts._replace(query=urlencode(kept))))
+        return base or url, urlunsplit(parts._replace(query=""))
