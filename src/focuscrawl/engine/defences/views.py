@@ -64,20 +64,21 @@ class ViewParameters:
         """Count what a fetched page of a listing shows (``links``: all its outlinks, fetched or not); the listing
         when that puts a new view parameter in use. A page is a view when its URL has a query, or when it links to
         views of its own path (the listing's bare form): other pages are not kept."""
+        links = list(links)
         listing = listing_of(url)
+        if "?" not in url and not any(f"//{listing}?" in link for link in links):
+            return None  # neither a view nor a listing linking to its views: most pages, read no further
         query = _query(url)
         values = {value for value in query.values() if value}
-        records, views_linked = set(), False
+        found = set()
         for link in links:
             if listing_of(link) == listing:
-                views_linked = views_linked or "?" in link
-            elif "?" not in link or values.isdisjoint(_query(link).values()):
-                records.add(zlib.crc32(link.encode()))
+                continue
+            if "?" not in link or values.isdisjoint(_query(link).values()):
+                found.add(zlib.crc32(link.encode()))
             elif query and len(self.echoes) < _MAX_ECHOES:
                 self.echoes.setdefault(listing_of(link), listing)
-        if not query and not views_linked:
-            return None
-        records = frozenset(records)
+        records = frozenset(found)
         learned = None
         kept = self.views.setdefault(listing, [])
         if len(records) >= _MIN_LINKS:
