@@ -15,7 +15,7 @@ from focuscrawl.engine.defences import TRAP_PATTERN, VIEW_VARIANT
 from focuscrawl.engine.defences.views import ViewParameters
 from focuscrawl.webs.store import WebWriter
 
-pytestmark = pytest.mark.slow  # two served crawls a test
+SLOW = pytest.mark.slow  # two served crawls a test
 
 TEMPLATE = ("Events calendar of the town hall. Day view. All times are local. Subscribe to the feed, print this "
             "page, or add the events to your own calendar. Submit an event of your own with the form on the "
@@ -63,6 +63,7 @@ def _skipped(records: list[dict], why: str) -> list[str]:
     return [url for r in records for url, reason in r["skipped"] if reason == why]
 
 
+@SLOW
 def test_a_calendar_whose_days_are_copies_closes_and_its_event_pages_stay_open(tmp_path):
     web = _calendar(tmp_path / "web")
     seeds = ["http://cal.test/"]
@@ -95,6 +96,7 @@ def _forum(directory: Path, threads: int = 80, on_topic: tuple[int, ...] = (70, 
     return directory
 
 
+@SLOW
 def test_one_id_parameter_over_distinct_records_is_not_a_trap(tmp_path):
     web = _forum(tmp_path / "web")
     seeds = ["http://forum.test/"]
@@ -139,6 +141,7 @@ def _shop(directory: Path, items: int = 30) -> Path:
     return directory
 
 
+@SLOW
 def test_a_listings_sort_and_filter_views_are_variants_not_new_content(tmp_path):
     views = ViewParameters(support=1)
     assert views.observe("http://s.test/l?sort=a", ["http://s.test/i/1", "http://s.test/i/2", "http://s.test/i/3"]) \
@@ -177,6 +180,7 @@ def _copies(directory: Path, articles: int = 10) -> Path:
     return directory
 
 
+@SLOW
 def test_an_ignorable_parameter_is_learned_from_copies_and_no_rule_crosses_registered_domains(tmp_path):
     web = _copies(tmp_path / "web")
     seeds = ["http://news.test/"]
@@ -190,3 +194,24 @@ def test_an_ignorable_parameter_is_learned_from_copies_and_no_rule_crosses_regis
     off = crawl_records(web, tmp_path / "off", served=True, seeds=seeds, budget=60,
                         defences={"url_aliases": {"parameters": False}})
     assert len(_fetched(off, "?from=home")) == 10
+
+
+def test_alias_rules_from_evidence_keep_to_one_registered_domain():
+    from focuscrawl.engine.defences.aliases import UrlAliases, UrlAliasSettings, rule_of
+
+    assert rule_of("http://a.test/x?ref=1", "http://a.test/x") == ("param", ("a.test", "ref"))
+    assert rule_of("http://a.test/x", "http://a.test/x?lang=en") == ("param", ("a.test", "lang"))
+    assert rule_of("http://a.test/x?p=1", "http://a.test/x?p=2") is None  # another value: maybe another page
+    assert rule_of("http://a.test/About.html", "http://a.test/about.html") == ("lower", ("a.test",))
+    assert rule_of("http://m.a.test/x", "http://a.test/x") == ("host", (("http", "m.a.test"), ("http", "a.test")))
+    assert rule_of("http://m.b.test/x", "http://a.test/x") is None  # two registered domains: never a rule
+    assert rule_of("http://a.co.uk/x", "http://b.co.uk/x") is None
+    off = UrlAliasSettings(parameters=False, lower_case=False, host_prefixes=False)
+    assert rule_of("http://a.test/x?ref=1", "http://a.test/x", off) is None
+    assert rule_of("http://m.a.test/x", "http://a.test/x", off) is None
+    aliases = UrlAliases(UrlAliasSettings(min_support=2))
+    for i in range(2):
+        aliases.learn(f"http://a.test/P{i}.html", f"http://a.test/p{i}.html")
+        aliases.learn(f"http://a.test/q{i}?print=1", f"http://a.test/q{i}")
+    assert aliases.rewrite("http://a.test/News/R.html?print=1&id=3") == "http://a.test/news/r.html?id=3"
+    assert aliases.rewrite("http://b.test/News/R.html?print=1") == "http://b.test/News/R.html?print=1"
