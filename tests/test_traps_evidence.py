@@ -38,6 +38,7 @@ def _calendar(directory: Path, days: int = 300, events: int = 60) -> Path:
             w.add_page(f"http://cal.test/event/{k}/", title=f"event {k}", text=page_text(OTHER_WORDS, k),
                        labels=["other"])
             w.add_link("http://cal.test/events/", f"http://cal.test/event/{k}/", f"event {k}")
+            w.add_link(f"http://cal.test/event/{k}/", "http://cal.test/events/", "all events")
         for d in range(1, days + 1):
             day = f"http://cal.test/calendar/day/{d}/"
             own = " ".join(f"d{d}w{k}" for k in range(12))  # the day's own event, a line of its own
@@ -138,6 +139,7 @@ def _shop(directory: Path, items: int = 30) -> Path:
         for k in range(items):
             w.add_page(f"http://shop.test/item/{k}", title=f"item {k}", text=page_text(OTHER_WORDS, k),
                        labels=["other"])
+            w.add_link(f"http://shop.test/item/{k}", view("", "", ""), "all items")
     return directory
 
 

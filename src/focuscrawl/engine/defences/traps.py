@@ -76,8 +76,9 @@ class TrapSettings(BaseModel):
                          "to (a calendar's day views); 0 turns this off")
     distinct_records: bool = Field(
         True, description="a page whose text is new in its family (min_pattern_new) and in the crawl "
-                          "(min_new_text) yields something new even when it is not relevant: a pattern of distinct "
-                          "records (?id=N) is not a trap for being off the topic")
+                          "(min_new_text), and that links out of its own patterns, yields something new even when "
+                          "it is not relevant: a pattern of distinct records (?id=N) is not a trap for being off "
+                          "the topic")
     view_support: Annotated[int, Field(ge=0)] = Field(
         2, description="pairs of a listing's views, one parameter apart, one listing the other's records or a part "
                        "of them, that make that parameter a view parameter (sort, filter): a URL that is a known "
@@ -194,10 +195,11 @@ class TrapPatterns(Defence):
             np.bitwise_or.at(self.seen, index >> 3, np.left_shift(1, index & 7).astype(np.uint8))
 
     def yields_new(self, url: str, new_links: Iterable[str], relevant: bool, runs: np.ndarray | None,
-                   family_new: float | None = None) -> bool:
+                   family_new: float | None = None, links_out: bool = False) -> bool:
         """A page of ``url`` yields something new: a new link under another pattern, relevant new text, or (with
-        ``distinct_records``) text new in its family and in the crawl; never when it copies its family's pages
-        (``family_new``: the share of its text new in its family, None when not known)."""
+        ``distinct_records``) text new in its family and in the crawl on a page that links out of its patterns
+        (``links_out``: a record of a site, not a closed world of generated pages); never when it copies its
+        family's pages (``family_new``: the share of its text new in its family, None when not known)."""
         if family_new is not None and family_new < self.settings.min_pattern_new:
             return False
         own = set(url_patterns(url))
@@ -206,7 +208,7 @@ class TrapPatterns(Defence):
         if runs is None or len(runs) < self.min_shingles:
             return relevant
         new_text = self.new_text(runs) >= self.settings.min_new_text
-        if new_text and family_new is not None and self.settings.distinct_records:
+        if new_text and family_new is not None and links_out and self.settings.distinct_records:
             return True
         return relevant and new_text
 
@@ -240,7 +242,8 @@ class TrapPatterns(Defence):
         family_new = self.family_new(fetch.url, text) if self.settings.min_pattern_new or \
             self.settings.distinct_records else None
         fresh = crawl.fresh(fetch.links, crawl.depth_of(fetch.url) + 1)  # lazily: the first way out decides
-        new = not fetch.verdict and self.yields_new(fetch.url, fresh, fetch.rewarded, text, family_new)
+        new = not fetch.verdict and self.yields_new(fetch.url, fresh, fetch.rewarded, text, family_new,
+                                                    self._links_out(fetch))
         if text is not None:
             self.remember(text)
             if family_new is not None:
@@ -253,6 +256,12 @@ class TrapPatterns(Defence):
             fetch.skipped.extend(crawl.drop_pending(
                 lambda url: TRAP_PATTERN if not closed.isdisjoint(url_patterns(url)) else ""))
             fetch.reject(TRAP_PATTERN)
+
+    @staticmethod
+    def _links_out(fetch: Fetch) -> bool:
+        """Whether any link of the page (fetched or not) leads out of its own patterns."""
+        own = set(url_patterns(fetch.url))
+        return any(own.isdisjoint(url_patterns(link.url)) for link in fetch.page.outlinks)
 
     def _view_variant(self, url: str, crawl: Crawl) -> bool:
         """``url`` is a known URL, or a view of a known listing, with view parameters added (``views``)."""
