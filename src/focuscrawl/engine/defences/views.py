@@ -13,8 +13,9 @@ its query as SQL) echoes the view, not what it lists, and is left out. After ``s
 is a *view parameter* of that listing, and a URL of the listing whose query, without its view parameters, is a
 URL the crawl knows is a *view variant*, and so is one whose listing's bare URL (no query) is known: what it
 lists, the listing lists, in pages of its own (``?page=3`` or a cursor, which is never a view parameter). It is
-refused before it costs a fetch (``TrapPatterns.refuse``). A listing whose links echo a view's values (``pages.json?colour=red`` on the view
-``pages?colour=red``: its export) takes the view parameters of the listing it echoes.
+refused before it costs a fetch (``TrapPatterns.refuse``). A listing whose links echo a view's values
+(``pages.json?colour=red`` on the view ``pages?colour=red``: its export) takes the view parameters of the listing
+it echoes.
 
 Each listing keeps the link sets of its last ``_KEPT`` views (CRC-32s of the URLs): a bounded memory per listing,
 and the pairs a crawl meets are mostly among views fetched close together (a view and the views it links to).
