@@ -56,8 +56,8 @@ from focuscrawl.engine.defences.pipeline import (
 from focuscrawl.engine.defences.soft404 import Soft404, Soft404Settings
 from focuscrawl.engine.defences.traps import TrapPatterns, TrapSettings, url_patterns
 
-__all__ = ["DEFAULT_ORDER", "DUPLICATE", "HOST_FAILING", "LINK_FARM", "PROBE", "SOFT_404", "TRAP_PATTERN", "VIEW_VARIANT",
-           "CanonicalSettings", "Crawl",
+__all__ = ["DEFAULT_ORDER", "DUPLICATE", "HOST_FAILING", "LINK_FARM", "PROBE", "SOFT_404", "TRAP_PATTERN",
+           "VIEW_VARIANT", "CanonicalSettings", "Crawl",
            "Defence", "DefenceSettings", "Defences", "Fetch", "HostHealthSettings", "LinkFarmSettings",
            "NearDuplicateSettings", "Soft404Settings", "TrapSettings", "UrlAliasSettings", "UrlHygieneSettings",
            "duplicate_of", "is_failure", "url_patterns"]
