@@ -11,7 +11,9 @@ in that order, and their state (checkpointed with the crawl). The built-in ones,
   (``focuscrawl.urls.strip_tracking_and_session``), so copies under them are one URL;
 - host health (``hosts``, 200): back off from a failing host, then close it;
 - link farms (``farms``, 300): a host whose pages read as stuffed keywords, not text, is closed;
-- trap patterns (``traps``, 400): a URL pattern that keeps yielding nothing new loses its allowance;
+- trap patterns (``traps``, 400): a URL pattern that keeps yielding nothing new loses its allowance (a page that
+  copies the text of its family's earlier pages yields nothing; one of distinct text does); a listing's sort and
+  filter parameters, once its views show them, make the views of a known URL "view variants", never fetched;
 - URL aliases (``aliases``, 500): rules learned from the copies found (mirror hosts, ``dir/index.html`` twins)
   rewrite the URLs met after them, so that further copies are one URL and cost no fetch;
 - near-duplicates (``copies``, 600): a page whose text is a near-copy of a page fetched before;
@@ -44,6 +46,7 @@ from focuscrawl.engine.defences.pipeline import (
     PROBE,
     SOFT_404,
     TRAP_PATTERN,
+    VIEW_VARIANT,
     Crawl,
     Defence,
     Defences,
@@ -53,7 +56,8 @@ from focuscrawl.engine.defences.pipeline import (
 from focuscrawl.engine.defences.soft404 import Soft404, Soft404Settings
 from focuscrawl.engine.defences.traps import TrapPatterns, TrapSettings, url_patterns
 
-__all__ = ["DEFAULT_ORDER", "DUPLICATE", "HOST_FAILING", "LINK_FARM", "PROBE", "SOFT_404", "TRAP_PATTERN", "CanonicalSettings", "Crawl",
+__all__ = ["DEFAULT_ORDER", "DUPLICATE", "HOST_FAILING", "LINK_FARM", "PROBE", "SOFT_404", "TRAP_PATTERN",
+           "VIEW_VARIANT", "CanonicalSettings", "Crawl",
            "Defence", "DefenceSettings", "Defences", "Fetch", "HostHealthSettings", "LinkFarmSettings",
            "NearDuplicateSettings", "Soft404Settings", "TrapSettings", "UrlAliasSettings", "UrlHygieneSettings",
            "duplicate_of", "is_failure", "url_patterns"]
