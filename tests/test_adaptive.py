@@ -232,13 +232,18 @@ def test_a_host_that_took_a_share_of_the_crawl_without_paying_back_is_left_for_o
     big, small, other = (policy.hosts.number(h) for h in ("big.test", "small.test", "other.test"))
     policy._rerank()
     assert policy.graph.urls[policy.ranking.best(None, 1.0)].startswith("http://big.test/"), "earliest first"
-    for _ in range(40):  # 40 of big.test's pages, 1 relevant; 10 pages elsewhere, 5 relevant
+    for _ in range(40):  # 40 more of big.test's pages (41 with the seed), none relevant; 10 elsewhere, 5 relevant
         policy.hosts.count(big, False, True)
     for relevant in [True, False] * 5:
         policy.hosts.count(other, relevant, True)
     policy._rerank()
     assert policy.hosts.left(0.1)[big] and not policy.hosts.left(0.1)[small]
     assert not policy.graph.urls[policy.ranking.best(None, 1.0)].startswith("http://big.test/")
+    taken = [policy.select() for _ in range(2)]  # the other sites' two URLs, then the left site's, and why
+    assert not any(s.url.startswith("http://big.test/") for s in taken)
+    last = policy.select()
+    assert last.url.startswith("http://big.test/") and last.reason.startswith("its site left for others (0 of 41")
+    assert -1 < last.score < 2, "the score is the prediction without the ranking's penalty"
     for _ in range(400):  # the others' pages stop paying back too: big.test is no worse than the rest
         policy.hosts.count(other, False, True)
     policy._rerank()

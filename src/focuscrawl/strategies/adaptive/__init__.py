@@ -20,6 +20,12 @@ Every frontier URL carries the evidence that some strategy of the literature rel
                      learns to trust it, towards hosts it has spent little on, so that a crawl does not stay on
                      one large host of moderately relevant pages while other hosts hold relevant ones
 
+A site that has taken a tenth of the crawl (``leave_share``) and 30 pages or more, and whose pages the agent judged
+relevant at under half the rate of the other sites' pages, is *left*: its URLs are ranked below every other
+site's until its share falls under a tenth again. ``rare`` asks the model to learn that; this does not, because on
+a web where the judge scores a large site's pages just under its threshold the model can keep trusting the site's
+other evidence (TRES's second objective: relevant sites early). A site alone in the crawl is never left.
+
 Which of them predicts relevance differs from web to web, and no single strategy wins everywhere. So the
 policy fits, online, a linear model of the fetched pages' relevance (the agent's classifier's probability) on
 all of it: recursive least squares with a weak ridge prior (``prior`` names evidence to trust from the start;

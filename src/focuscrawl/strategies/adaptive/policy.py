@@ -46,7 +46,7 @@ class AdaptivePolicy(ShardAware, Policy):
                  site_prior: PositiveFloat = 2.0, window: Annotated[int, Field(ge=0)] = WINDOW,
                  forget: Annotated[float, Field(gt=0, le=1)] = 0.995, gamma: Fraction = 0.0,
                  spill_after: Annotated[int, Field(ge=0)] = SPILL_AFTER, ready_score: Fraction = 0.8,
-                 leave_share: Fraction = 0.0):
+                 leave_share: Fraction = 0.1):
         # Defaults chosen on the development suite's tuning half (docs/benchmark.md, "How defaults are chosen"):
         # no evidence trusted a priori (a best-first prior lost 4 of the then 8 tuning rows and tied 4), old samples
         # forgotten slowly, one selection in ten following a single piece of evidence, 100-character link
@@ -67,7 +67,8 @@ class AdaptivePolicy(ShardAware, Policy):
         # 0.8 chosen on a tuning web (benchmarks/full_crawl_vs_scrapy.py, -s options.adaptive.ready_score=F).
         self.ready_score = ready_score
         # A host that has taken at least this share of the fetches without paying back (Hosts.left) is predicted
-        # below every other host's URLs until its share falls under it again: 0 never leaves a host
+        # below every other host's URLs until its share falls under it again: 0 never leaves a host. 0.1 by a rule
+        # written before its crawls (docs/history/trials/adaptive-site-payback-rule.md)
         self.leave_share = leave_share
 
     def reset(self, context: CrawlContext) -> None:
@@ -112,6 +113,14 @@ class AdaptivePolicy(ShardAware, Policy):
         if i is None:
             return None
         score = float(self.ranking.value[i])
+        hid = int(self.graph.host[i])
+        if hid < len(self.left) and self.left[hid]:
+            # every other host's URLs are gone or waiting: the left host's best, at its unpenalised prediction
+            score += LEFT_BELOW
+            hosts = self.hosts
+            return self._take(i, score, f"its site left for others ({int(hosts.relevant[hid])} of "
+                                        f"{int(hosts.fetched[hid])} pages relevant), nothing else to fetch; "
+                                        + self._explain(i, score))
         return self._take(i, score, self._explain(i, score))
 
     def _explore(self) -> tuple[int, str]:
