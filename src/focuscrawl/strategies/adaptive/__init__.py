@@ -37,7 +37,8 @@ Costs. The crawled graph and its neighbourhood sums are Gouriten et al.'s (``fro
 ``gouriten``), maintained incrementally; the other evidence is computed once per link, for all of a page's new
 links at once (one classifier call; one tokenisation of each link, from which one compiled pass gives both its
 topic-similarity terms and its hashed words, ``linkwords``; one sum of their link-model weights per page; each the
-same numbers as link by link), and updated for the frontier URLs a page links to again. The ranking is ``frontier.ranking``'s lazily invalidated heap over predictions, updated for the
+same numbers as link by link), and updated for the frontier URLs a page links to again. The ranking is
+``frontier.ranking``'s lazily invalidated heap over predictions, updated for the
 URLs whose evidence changed; the whole frontier is re-predicted (new weights, new link model, new site records)
 every ``rerank_every`` selections, and more rarely on large frontiers, one numpy pass each. An exploring step
 reads one evidence column of the frontier, or of a uniform sample of it on large frontiers. On small frontiers
