@@ -41,9 +41,10 @@ the evidence it followed ("exploring, by one kind of evidence alone: links like 
 
 Costs. The crawled graph and its neighbourhood sums are Gouriten et al.'s (``frontier.graph``, shared with
 ``gouriten``), maintained incrementally; the other evidence is computed once per link, for all of a page's new
-links at once (one classifier call, one similarity pass, one sort of their hashed words and one sum of their
-link-model weights per page, each the same numbers as link by link), and updated for the frontier URLs a page
-links to again. The ranking is ``frontier.ranking``'s lazily invalidated heap over predictions, updated for the
+links at once (one classifier call; one tokenisation of each link, from which one compiled pass gives both its
+topic-similarity terms and its hashed words, ``linkwords``; one sum of their link-model weights per page; each the
+same numbers as link by link), and updated for the frontier URLs a page links to again. The ranking is
+``frontier.ranking``'s lazily invalidated heap over predictions, updated for the
 URLs whose evidence changed; the whole frontier is re-predicted (new weights, new link model, new site records)
 every ``rerank_every`` selections, and more rarely on large frontiers, one numpy pass each. An exploring step
 reads one evidence column of the frontier, or of a uniform sample of it on large frontiers. On small frontiers
@@ -61,6 +62,8 @@ The package, in reading order:
     evidence   where each piece of evidence lives (GRAPH, OWN, HOST), OWN's packed rows, gathering a matrix
     hosts      per-host fetch counts and registered domains: the HOST evidence and ``local``
     models     the evidence model (recursive least squares) and the link model (logistic, hashed words)
+    linkwords  a page's new links tokenised once: their hashed words and topic similarity
+    kernels    the compiled loops (numba) of linkwords and of the re-rank's link-model sums
     reasons    the words of each selection's reason (docs/interfaces.md, "Reasons")
     pooling    learning across the shards of a distributed crawl
 """

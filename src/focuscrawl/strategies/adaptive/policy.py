@@ -12,18 +12,13 @@ from focuscrawl.policy import Count, CrawlContext, Fraction, Policy, PositiveFlo
 from focuscrawl.strategies.adaptive import pooling, reasons
 from focuscrawl.strategies.adaptive.evidence import EVIDENCE, PATH_ZERO, SCORES, SEED_EVIDENCE, Evidence, encode_own
 from focuscrawl.strategies.adaptive.hosts import Hosts
-from focuscrawl.strategies.adaptive.models import (
-    OnlineLeastSquares,
-    OnlineLogistic,
-    hashed_words,
-    hashed_words_many,
-)
+from focuscrawl.strategies.adaptive.linkwords import Lexicon, PageLinks
+from focuscrawl.strategies.adaptive.models import OnlineLeastSquares, OnlineLogistic, hashed_words
 from focuscrawl.strategies.frontier.graph import FRONTIER, CrawlGraph
 from focuscrawl.strategies.frontier.link_context import anchor_windows
 from focuscrawl.strategies.frontier.ranking import Ranking
 from focuscrawl.strategies.frontier.spill import SPILL_AFTER
 from focuscrawl.topic.similarity import TopicSimilarity
-from focuscrawl.topic.text import url_text
 from focuscrawl.types import Link, Observation, Selection
 from focuscrawl.urls import site_of
 
@@ -75,6 +70,7 @@ class AdaptivePolicy(ShardAware, Policy):
         topic = context.topic
         self.classifier = context.classifier
         self.similarity = TopicSimilarity(topic.example_texts, topic.example_labels, topic.keywords)
+        self.lexicon = Lexicon(self.similarity)  # the words of new links, for PageLinks
         self.rng = context.rng("adaptive")
         self.sample_rng = np.random.default_rng(context.rng("adaptive-sample").getrandbits(64))
         self.model = OnlineLeastSquares(self.prior, self.prior_strength, self.forget)
@@ -94,6 +90,11 @@ class AdaptivePolicy(ShardAware, Policy):
         self.evidence.add(seeds[first].tolist(), [hosts[k] for k in first],
                           [hashed_words(context.seeds[k], "") for k in first], scores, halvings, halves)
         self.ranking.update(seeds)
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if "similarity" in state and "lexicon" not in state:  # a checkpoint from before PageLinks
+            self.lexicon = Lexicon(self.similarity)
 
     # -- select ----------------------------------------------------------------------------------------
     def select(self) -> Selection | None:
@@ -243,10 +244,10 @@ class AdaptivePolicy(ShardAware, Policy):
                      halvings: int, halves: np.ndarray) -> None:
         """All the evidence of new URLs, for all of them at once: their topic words (of their URL and the anchor
         each was first seen with), their hashed words and the link model's probability on them."""
-        urls, anchors = [link.url for link in links], [link.anchor for link in links]
-        words = self.similarity.links([f"{url_text(u)} {a}" for u, a in zip(urls, anchors)])[:, 0]
-        hashed, lengths = hashed_words_many(urls, anchors)
-        link_prob = self.link_model.predict_many(hashed, lengths) if self.link_model.trained else [0.5] * len(urls)
+        page_links = PageLinks(self.lexicon, [link.url for link in links], [link.anchor for link in links])
+        words = page_links.similarity()
+        hashed, lengths = page_links.hashed_words()
+        link_prob = self.link_model.predict_many(hashed, lengths) if self.link_model.trained else [0.5] * len(links)
         scores = list(zip(repeat(relevance), alpha.tolist(), words.tolist(), link_prob))
         ends = np.cumsum(lengths).tolist()
         self.evidence.add(ids.tolist(), [link.host for link in links],
