@@ -470,8 +470,8 @@ def test_scrapy_runs_the_spider_while_the_reader_records_a_page(tmp_path, served
 
 @pytest.mark.slow
 def test_a_failure_in_the_reader_is_one_error_and_closes_the_spider(tmp_path, served, topic):
-    proc, _, rows = crawl(tmp_path, served, topic, "-s", f"JOBDIR={tmp_path / 'job'}", spider_text=READER_SPIDER,
-                          name="failing", env={"FAIL_AT": "3"})
+    proc, _, rows = crawl(tmp_path, served, topic, "-s", f"JOBDIR={tmp_path / 'job'}", "-s", "FOCUSCRAWL_READ_QUEUE=32",
+                          spider_text=READER_SPIDER, name="failing", env={"FAIL_AT": "3"})
     errors = [line for line in proc.stderr.splitlines() if " ERROR: " in line]
     assert len(errors) == 1 and "reading and recording pages failed: RuntimeError: a bug in recording" in errors[0], \
         proc.stderr[-3000:]

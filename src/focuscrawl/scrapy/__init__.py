@@ -36,9 +36,10 @@ How a crawl goes (one ``CrawlEngine`` built by ``focuscrawl.builder``, as ``focu
 - **In flight**: at most ``CONCURRENT_REQUESTS`` of the policy's pages are sent and not yet recorded (``focuscrawl
   crawl``'s concurrency), so that a page's links reach the policy before it chooses again; at 1 a crawl fetches
   what ``focuscrawl crawl --concurrency 1`` fetches, in the same order.
-- **Off the reactor**: pages are read and recorded by a ``reader.PageReader`` thread, in the order Scrapy delivered
-  them, from a queue of ``FOCUSCRAWL_READ_QUEUE`` pages (nothing new is sent while it is full); the engine is
-  touched by one thread at a time (``lock``). A close records every page handed over first.
+- **Off the reactor** (``FOCUSCRAWL_READ_QUEUE`` > 0): pages are read and recorded by a ``reader.PageReader``
+  thread, in the order Scrapy delivered them, from a queue of that many pages (nothing new is sent while it is
+  full); the engine is touched by one thread at a time (``lock``). A close records every page handed over first.
+  Off by default: on a quiet machine the thread was slower than reading in the reactor (it shares the GIL).
 - **The budget** counts the policy's pages (and the engine's own soft-404 probes); when it is spent, or the
   frontier is empty, the spider closes as any spider does once nothing is left to do.
 - **Resume** (``JOBDIR``): on close the engine (closure, frontier, the policy's state: ``CrawlEngine.snapshot``)
@@ -103,10 +104,11 @@ SETTINGS = {
     "FOCUSCRAWL_HOSTS_MAP": "the hosts map of focuscrawl web serve --map: crawl that loopback-served web",
     "FOCUSCRAWL_ALLOW_LOOPBACK": "the address guard lets loopback addresses through (default False)",
     "FOCUSCRAWL_ALLOW_PRIVATE": "the address guard lets private addresses through (default False)",
-    "FOCUSCRAWL_READ_QUEUE": "pages waiting to be read and recorded off Scrapy's reactor thread (default 32; 0: "
-                             "read in the reactor thread)",
+    "FOCUSCRAWL_READ_QUEUE": "pages waiting to be read and recorded off Scrapy's reactor thread (default 0: read "
+                             "in the reactor thread; e.g. 32 for a worker thread)",
 }
-READ_QUEUE = 32
+# 0 by default: measured on a quiet machine (docs/scrapy.md), the worker thread was slower than the reactor
+READ_QUEUE = 0
 READER_FAILED = "focuscrawl_reader_failed"  # the finish reason of a spider whose page reader failed
 SPIDER_MIDDLEWARE, SPIDER_MIDDLEWARE_ORDER = "focuscrawl.scrapy.FocusedSpiderMiddleware", 20  # < HttpError's 50
 DOWNLOADER_MIDDLEWARE, DOWNLOADER_MIDDLEWARE_ORDER = "focuscrawl.scrapy.FocusedDownloaderMiddleware", 10
