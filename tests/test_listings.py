@@ -105,3 +105,19 @@ def test_tag_listings_that_quote_known_articles_are_capped_and_every_article_is_
     assert len(_fetched(off, "/posts/")) == ARTICLES
     assert len(_fetched(off, "/tag/")) == TAGS
     print(f"tags fetched: {len(tags_on)} with the rule, {TAGS} without")
+
+
+def test_listing_settings_come_from_the_command_line_with_one_error_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from focuscrawl.cli.main import app
+    from focuscrawl.config import BenchConfig, load_config
+
+    config = load_config(BenchConfig, overrides=["defences.listings.allowance=5", "defences.listings.enabled=false"])
+    assert config.defences.listings.allowance == 5 and not config.defences.on("listings")
+    assert "listings" not in config.defences.build(1, 10)
+    assert "listings" in load_config(BenchConfig, overrides=["defences.listings.enabled=true"]).defences.build(1, 10)
+    result = CliRunner().invoke(app, ["bench", "--budget", "10", "--runs", "1", "--out", str(tmp_path / "b"),
+                                      "-s", "defences.listings.allowance=0"])
+    assert result.exit_code != 0
+    assert result.output.count("error:") == 1 and "Traceback" not in result.output and "allowance" in result.output
