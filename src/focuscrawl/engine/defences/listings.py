@@ -40,7 +40,7 @@ class ListingSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    enabled: bool = False
+    enabled: bool = True
     min_quoted: Annotated[float, Field(ge=0, le=1)] = Field(
         0.5, description="share of a page's text seen before on its host for the page to read as a listing")
     min_known_links: Annotated[float, Field(ge=0, le=1)] = Field(
