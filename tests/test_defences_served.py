@@ -15,15 +15,8 @@ import pytest
 from conftest import crawl_records
 from test_mess import SMALL, build_web
 
-from focuscrawl.engine.defences import (
-    DEFAULT_ORDER,
-    HOST_FAILING,
-    LINK_FARM,
-    LISTING,
-    PROBE,
-    SOFT_404,
-    TRAP_PATTERN,
-)
+from focuscrawl.engine.defences import DEFAULT_ORDER, HOST_FAILING, LINK_FARM, PROBE, SOFT_404, TRAP_PATTERN
+from focuscrawl.engine.defences.pipeline import LISTING
 from focuscrawl.urls import strip_tracking_and_session
 from focuscrawl.webs.mess import make_profile, mess_web
 from focuscrawl.webs.store import OfflineWeb

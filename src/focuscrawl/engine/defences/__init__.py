@@ -63,7 +63,8 @@ from focuscrawl.engine.defences.traps import TrapPatterns, TrapSettings, url_pat
 __all__ = ["DEFAULT_ORDER", "DUPLICATE", "HOST_FAILING", "LINK_FARM", "LISTING", "PROBE", "SOFT_404", "TRAP_PATTERN",
            "VIEW_VARIANT", "CanonicalSettings", "Crawl",
            "Defence", "DefenceSettings", "Defences", "Fetch", "HostHealthSettings", "LinkFarmSettings",
-           "ListingSettings", "NearDuplicateSettings", "Soft404Settings", "TrapSettings", "UrlAliasSettings", "UrlHygieneSettings",
+           "ListingSettings", "NearDuplicateSettings", "Soft404Settings", "TrapSettings", "UrlAliasSettings",
+           "UrlHygieneSettings",
            "duplicate_of", "is_failure", "url_patterns"]
 
 # The built-in defences' positions: hooks on URLs run from the lowest up, hooks on pages from the highest down
