@@ -47,7 +47,7 @@ class ListingSettings(BaseModel):
         0.8, description="share of a page's links known to the crawl before it for the page to read as a listing")
     min_links: Annotated[int, Field(ge=1)] = Field(5, description="distinct links a listing has at least")
     allowance: Annotated[int, Field(ge=1)] = Field(
-        3, description="listings fetched of one listing family (host, path shape, last segment's stem "
+        6, description="listings fetched of one listing family (host, path shape, last segment's stem "
                        "generalised) before the family is closed")
     min_listing_share: Annotated[float, Field(ge=0, le=1)] = Field(
         0.5, description="share of a family's fetched pages that must be listings for it to close")
