@@ -18,9 +18,10 @@ last segment generalised too: ``/tag/{x}.html``, ``/category/{x}.html``, ``/post
 family that has shown ``allowance`` listings, and whose fetched pages are listings at least
 ``min_listing_share`` of the time (articles under one path shape, with a listing among them, never close), is
 closed: its pending URLs leave the frontier and those met later are refused (``listing``). No word of any
-language and no URL keyword is read. On a clean web the two signs seldom meet (an article quotes no other
-page); a listing that leads to new URLs is not counted, so a site's paginated index that brings its articles
-stays open. Chosen on a tuning half of the test bed: docs/history/trials/listings-from-evidence-rule.md.
+language and no URL keyword is read. A listing that leads to new URLs is not counted, so a site's paginated
+index that brings its articles stays open. On the clean webs few pages could read as quoted in any crawl order
+(86 of Wikispeedia's 4,598 pages, country articles sharing passages; 173 of WebKB's 5,418), a few per family, and
+a family closes only when they are half of what it fetched: no crawl of the hash suite meets a closed family. Chosen on a tuning half of the test bed: docs/history/trials/listings-from-evidence-rule.md.
 """
 
 from __future__ import annotations
