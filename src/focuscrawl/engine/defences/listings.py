@@ -21,7 +21,8 @@ closed: its pending URLs leave the frontier and those met later are refused (``l
 language and no URL keyword is read. A listing that leads to new URLs is not counted, so a site's paginated
 index that brings its articles stays open. On the clean webs few pages could read as quoted in any crawl order
 (86 of Wikispeedia's 4,598 pages, country articles sharing passages; 173 of WebKB's 5,418), a few per family, and
-a family closes only when they are half of what it fetched: no crawl of the hash suite meets a closed family. Chosen on a tuning half of the test bed: docs/history/trials/listings-from-evidence-rule.md.
+a family closes only when they are half of what it fetched: no crawl of the hash suite meets a closed family.
+Chosen on a tuning half of the test bed: docs/history/trials/listings-from-evidence-rule.md.
 """
 
 from __future__ import annotations
