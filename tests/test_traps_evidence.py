@@ -16,6 +16,9 @@ from focuscrawl.engine.defences.views import ViewParameters
 from focuscrawl.webs.store import WebWriter
 
 SLOW = pytest.mark.slow  # two served crawls a test
+# the listings defence also closes a calendar's day views and a shop's views (they quote the host's pages and link
+# to known URLs): off where a test shows what the trap rule does alone (tests/test_listings.py has its own)
+NO_LISTINGS = {"listings": {"enabled": False}}
 
 TEMPLATE = ("Events calendar of the town hall. Day view. All times are local. Subscribe to the feed, print this "
             "page, or add the events to your own calendar. Submit an event of your own with the form on the "
@@ -68,14 +71,14 @@ def _skipped(records: list[dict], why: str) -> list[str]:
 def test_a_calendar_whose_days_are_copies_closes_and_its_event_pages_stay_open(tmp_path):
     web = _calendar(tmp_path / "web")
     seeds = ["http://cal.test/"]
-    on = crawl_records(web, tmp_path / "on", served=True, seeds=seeds, budget=250)
+    on = crawl_records(web, tmp_path / "on", served=True, seeds=seeds, budget=250, defences=NO_LISTINGS)
     days, events = _fetched(on, "/calendar/day/"), _fetched(on, "/event/")
     assert len(events) == 60 and not any("/event/" in url for url in _skipped(on, TRAP_PATTERN))
     assert len(days) <= 25 and any(r["verdict"] == TRAP_PATTERN for r in days)
     assert len(_fetched(on, "/occurrence/")) <= 25
     # undone: each day links to new occurrences (another pattern), so the days never run dry
     off = crawl_records(web, tmp_path / "off", served=True, seeds=seeds, budget=250,
-                        defences={"traps": {"min_pattern_new": 0, "distinct_records": False}})
+                        defences={"traps": {"min_pattern_new": 0, "distinct_records": False}, **NO_LISTINGS})
     assert len(_fetched(off, "/calendar/day/")) > 60
 
 
@@ -166,7 +169,7 @@ def test_a_listings_sort_and_filter_views_are_variants_not_new_content(tmp_path)
     assert len(_fetched(on, "/item/")) == 30
     # undone: the views are fetched until their pattern runs dry
     off = crawl_records(web, tmp_path / "off", served=True, seeds=seeds, budget=120,
-                        defences={"traps": {"view_support": 0}})
+                        defences={"traps": {"view_support": 0}, **NO_LISTINGS})
     assert len(_fetched(off, "/items")) >= 20 and not _skipped(off, VIEW_VARIANT)
 
 

@@ -109,7 +109,7 @@ def url_family(url: str) -> str:
     return url_patterns(url)[0].partition("?")[0]
 
 
-class _Bloom:
+class Bloom:
     """A Bloom filter of 64-bit keys (three multiplicative probes), ``2 ** bits_log2`` bits."""
 
     def __init__(self, bits_log2: int):
@@ -132,6 +132,22 @@ class _Bloom:
     def _index(self, keys: np.ndarray, probe: np.uint64) -> np.ndarray:
         with np.errstate(over="ignore"):
             return ((keys * probe) >> np.uint64(64 - self.bits_log2)).astype(np.int64)
+
+
+_Bloom = Bloom  # the name checkpoints made before it was shared know it by
+
+
+def keyed_sample(key: str, runs: np.ndarray) -> np.ndarray:
+    """One in ``_FAMILY_SAMPLE`` of a text's shingle hashes (Broder's sampling, so that two texts sample the same
+    ones), each under ``key`` (a family, a host): what a Bloom filter of text within that key remembers."""
+    prefix = np.uint64(zlib.crc32(key.encode()))
+    sample = runs[runs % np.uint64(_FAMILY_SAMPLE) == 0]
+    return (prefix << np.uint64(32)) | sample
+
+
+def bloom_bits_log2(budget: int) -> int:
+    """The size of a Bloom filter of sampled text for a crawl of ``budget`` pages (``_FAMILY_BITS_PER_PAGE``)."""
+    return max(16, (budget * _FAMILY_BITS_PER_PAGE - 1).bit_length())
 
 
 class TrapPatterns(Defence):
@@ -157,7 +173,7 @@ class TrapPatterns(Defence):
 
     def _evidence(self, budget: int) -> None:
         """The memories of the rules from general evidence: each family's text, and the listings' views."""
-        self.family_text = _Bloom(max(16, (budget * _FAMILY_BITS_PER_PAGE - 1).bit_length()))
+        self.family_text = Bloom(bloom_bits_log2(budget))
         self.views = ViewParameters(self.settings.view_support) if self.settings.view_support else None
 
     def __setstate__(self, state: dict) -> None:
@@ -173,9 +189,7 @@ class TrapPatterns(Defence):
         return self.family_text.new_share(keys) if len(keys) else None
 
     def _family_keys(self, url: str, runs: np.ndarray) -> np.ndarray:
-        family = np.uint64(zlib.crc32(url_family(url).encode()))
-        sample = runs[runs % np.uint64(_FAMILY_SAMPLE) == 0]
-        return (family << np.uint64(32)) | sample
+        return keyed_sample(url_family(url), runs)
 
     def is_closed(self, url: str) -> bool:
         return bool(self.closed) and any(p in self.closed for p in url_patterns(url))
