@@ -18,7 +18,7 @@ import pickle
 # 3: the thin-page judge's per-host counts (``topic.thin``).
 # 4: the host breaker in seconds (``engine.defences.hosts.HostBreaker`` per host, its clock).
 # 5: traps, view parameters and alias rules learned from evidence (``engine.defences.views``, the new rule kinds of
-#    ``aliases``, the trap families); ``adaptive``'s left hosts (``leave_share``).
+#    ``aliases``, the trap families), listing families (``engine.defences.listings``); ``adaptive``'s left hosts.
 FORMAT = 5
 _HEADER = b"focuscrawl checkpoint format "
 
