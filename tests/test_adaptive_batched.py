@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 
 from focuscrawl.policy import CrawlContext
 from focuscrawl.strategies import make_policy
-from focuscrawl.strategies.adaptive import OWN, OnlineLogistic, hashed_words, hashed_words_many, kernels, linkwords, models
+from focuscrawl.strategies.adaptive import (
+    OWN,
+    OnlineLogistic,
+    hashed_words,
+    hashed_words_many,
+    kernels,
+    linkwords,
+    models,
+)
 from focuscrawl.strategies.adaptive.linkwords import Lexicon, PageLinks
 from focuscrawl.strategies.frontier.link_context import anchor_windows
 from focuscrawl.topic import similarity
