@@ -91,11 +91,6 @@ class AdaptivePolicy(ShardAware, Policy):
                           [hashed_words(context.seeds[k], "") for k in first], scores, halvings, halves)
         self.ranking.update(seeds)
 
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        if "similarity" in state and "lexicon" not in state:  # a checkpoint from before PageLinks
-            self.lexicon = Lexicon(self.similarity)
-
     # -- select ----------------------------------------------------------------------------------------
     def select(self) -> Selection | None:
         return self.select_ready(None)
