@@ -48,24 +48,31 @@ def calibration(relevance: np.ndarray, relevant: np.ndarray) -> dict:
             "recall": true_positives / max(int(relevant.sum()), 1), "bins": bins}
 
 
-def crawl_row(config, strategy: str, runs: list[int]) -> tuple[np.ndarray, np.ndarray, int]:
-    """The relevance and label of every page the row's runs fetched (ok pages the judge scored, held-out example
-    pages left out), and the relevant pages the crawls found."""
+def crawl_pages(config, strategy: str, runs: list[int]) -> tuple[list[str], np.ndarray, np.ndarray, int]:
+    """The URL, relevance and label of every page the row's runs fetched, in crawl order (ok pages the judge
+    scored, held-out example pages left out), and the relevant pages the crawls found."""
     web = OfflineWeb(config.web)
     topic = bench_topic(web, config)
     run_seeds = draw_seeds(topic, config)
     classifiers = Classifiers(topic.inputs, config.seed, page_encoder=config.page_encoder)
-    relevance, relevant, found = [], [], 0
+    urls, relevance, relevant, found = [], [], [], 0
     for run in runs:
         stats, events = crawl_run(web, topic, config, strategy, run, run_seeds[run], classifiers)
         found += stats.relevant
         for event in events:
             # held-out example pages are neither relevant nor not: never scored
             if event.status == 200 and not event.verdict and event.url not in topic.held_out_pages:
+                urls.append(event.url)
                 relevance.append(event.relevance)
                 relevant.append(event.url in topic.truth.relevant)
     web.close()
-    return np.array(relevance, dtype=float), np.array(relevant, dtype=bool), found
+    return urls, np.array(relevance, dtype=float), np.array(relevant, dtype=bool), found
+
+
+def crawl_row(config, strategy: str, runs: list[int]) -> tuple[np.ndarray, np.ndarray, int]:
+    """The relevance and label of every page the row's runs fetched, and the relevant pages the crawls found."""
+    _, relevance, relevant, found = crawl_pages(config, strategy, runs)
+    return relevance, relevant, found
 
 
 def main() -> None:

@@ -7,7 +7,14 @@ page; each map below turns those into new probabilities, which are scored as ``j
 - ``mixture``: two Gaussians over the pages' logits, fitted by EM (as ``keywords`` topics calibrate similarities);
 - ``platt``: Platt scaling fitted on the examples' out-of-fold probabilities (5 folds of the topic's examples);
 - ``platt+prior``: that, then the class prior re-estimated on the crawl's pages by EM (Saerens et al. 2002);
-- ``anchored``: the mixture with the examples' out-of-fold logits as labelled points (weight 5 each).
+- ``anchored``: the mixture with the examples' out-of-fold logits as labelled points (weight 5 each);
+- ``self-trained``: the judge retrained on its examples and the crawl's confident pages, as ``keywords`` topics
+  self-train, online: at 25, 50, 100, 200, 400, 800 and 1,600 pages the raw judge's scores of the pages so far are
+  mapped by the mixture, pages at a posterior of 0.9 or more (0.1 or less) join the examples as relevant (not),
+  and the retrained judge scores the pages after that point (each page by the model the crawl would have had).
+
+Besides ECE and precision/recall at 0.5, each map's ROC AUC over the crawl's pages says whether it ranks them
+better, which is what a crawl's order depends on (a monotone map such as the mixture leaves it as it is).
 
     python -m benchmarks.judge_recalibration webs --rows .
 """
@@ -20,8 +27,9 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
 
-from benchmarks.judge_calibration import calibration, crawl_row
+from benchmarks.judge_calibration import calibration, crawl_pages
 from focuscrawl.bench.runner import bench_topic
 from focuscrawl.bench.suite import find_suite, load_suite, plan_rows
 from focuscrawl.topic.relevance import TfidfRelevanceModel
@@ -98,6 +106,33 @@ def prior_adjusted(p: np.ndarray, prior: float) -> np.ndarray:
     return q
 
 
+RETRAIN_AT = (25, 50, 100, 200, 400, 800, 1600)
+CONFIDENT = 0.9
+
+
+def self_trained(texts: list[str], p: np.ndarray, example_texts: list[str], example_labels: np.ndarray,
+                 seed: int) -> np.ndarray:
+    """Each page's probability from the judge retrained, at the last of ``RETRAIN_AT`` before it, on the examples
+    and the confident pages before that point (the raw judge's scores mapped by a mixture fitted on those pages);
+    before the first point, the raw judge's."""
+    out = p.copy()
+    for start, end in zip(RETRAIN_AT, (*RETRAIN_AT[1:], len(p))):
+        if start >= len(p):
+            break
+        z = logit(p[:start])
+        confidence = posterior(z, fit_mixture(z))
+        chosen = np.flatnonzero((confidence >= CONFIDENT) | (confidence <= 1 - CONFIDENT))
+        model = TfidfRelevanceModel(seed=seed).fit(
+            [*example_texts, *(texts[i] for i in chosen)],
+            np.concatenate([example_labels, (confidence[chosen] >= CONFIDENT).astype(int)]))
+        out[start:end] = model.predict_proba(texts[start:end])
+    return out
+
+
+def ranking(q: np.ndarray, y: np.ndarray) -> float:
+    return float(roc_auc_score(y, q)) if 0 < y.sum() < len(y) else float("nan")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("webs", type=Path)
@@ -109,25 +144,34 @@ def main() -> None:
     planned = plan_rows(suite, webs=args.webs, out=Path("/tmp/judge-recalibration"), pattern=args.rows,
                         overrides=args.set, given={"runs": 1})
     ece: dict[str, list[float]] = {}
+    auc: dict[str, list[float]] = {}
     for row in planned:
         web = OfflineWeb(row.config.web)
         topic = bench_topic(web, row.config)
         web.close()
-        p, y, _ = crawl_row(row.config, "adaptive", [0])
+        urls, p, y, _ = crawl_pages(row.config, "adaptive", [0])
+        web = OfflineWeb(row.config.web)
+        pages = [web.fetch(url) for url in urls]
+        web.close()
+        crawled = [f"{page.title}\n{page.text}" for page in pages]  # what the engine gives the judge
         texts, labels = topic.inputs.example_texts, np.asarray(topic.inputs.example_labels)
         oof = logit(out_of_fold(texts, labels, seed=row.config.seed))
         platt = LogisticRegression(C=1e6).fit(oof[:, None], labels).predict_proba(logit(p)[:, None])[:, 1]
         maps = {"raw": p, "mixture": posterior(logit(p), fit_mixture(logit(p))), "platt": platt,
                 "platt+prior": prior_adjusted(platt, float(labels.mean())),
-                "anchored": posterior(logit(p), fit_mixture(logit(p), oof, labels))}
+                "anchored": posterior(logit(p), fit_mixture(logit(p), oof, labels)),
+                "self-trained": self_trained(crawled, p, list(texts), labels, row.config.seed)}
         cells = []
         for name, q in maps.items():
             figures = calibration(q, y)
             ece.setdefault(name, []).append(figures["ece"])
-            cells.append(f"{name} {figures['ece']:.3f} {figures['precision']:.2f} {figures['recall']:.2f}")
+            auc.setdefault(name, []).append(ranking(q, y))
+            cells.append(f"{name} {figures['ece']:.3f} {figures['precision']:.2f} {figures['recall']:.2f} "
+                         f"{auc[name][-1]:.3f}")
         print(f"{row.row.label[:40]:40s} " + " | ".join(cells), flush=True)
     print("median ECE: " + ", ".join(f"{name} {np.median(v):.3f}" for name, v in ece.items()))
-    print("(each cell: ECE, precision at 0.5, recall at 0.5)")
+    print("median ROC AUC: " + ", ".join(f"{name} {np.nanmedian(v):.3f}" for name, v in auc.items()))
+    print("(each cell: ECE, precision at 0.5, recall at 0.5, ROC AUC)")
 
 
 if __name__ == "__main__":
