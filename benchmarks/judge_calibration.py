@@ -4,11 +4,11 @@ For each chosen suite row, crawls the row's protocol runs with one strategy and 
 gave each fetched page (the judge's probability, as the policy saw it) with the page's label: a reliability table
 (fetched pages in ten probability bins: how many, mean probability, share relevant), the expected calibration error
 (ECE: the bins' |mean probability - share relevant|, weighted by their pages) and precision and recall at 0.5, the
-reward's threshold. Labels only score here, as everywhere. Compare two settings with ``-s``, e.g. the judge raw and
-calibrated on the crawl:
+reward's threshold. Labels only score here, as everywhere. Compare two settings with ``-s``, e.g. the judge with and
+without the thin-page factor:
 
     python -m benchmarks.judge_calibration webs --rows 'Biology|course|student|debian/biology' --runs 0,1
-    python -m benchmarks.judge_calibration webs --rows 'debian/' -s judge_calibration=false
+    python -m benchmarks.judge_calibration webs --rows 'debian/' -s thin_page_ratio=0
 """
 
 from __future__ import annotations
