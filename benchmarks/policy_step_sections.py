@@ -27,6 +27,11 @@ from focuscrawl.strategies.frontier import graph, ranking
 from focuscrawl.strategies.tres import agent, ddqn, features, tree_frontier
 from focuscrawl.topic import relevance, similarity
 
+try:
+    from focuscrawl.strategies.adaptive.linkwords import PageLinks
+except ImportError:  # a revision before one pass per page (run against it with PYTHONPATH)
+    PageLinks = None
+
 SECTIONS = {
     "tres": [
         (agent.TresPolicy, "select"), (agent.TresPolicy, "observe"), (agent.TresPolicy, "_insert"),
@@ -38,7 +43,9 @@ SECTIONS = {
         (tree_frontier.TreeFrontier, "pop"),
     ],
     # select (with the re-rank and the reason), observe (the per-page bookkeeping of the graph, the ranking and
-    # the evidence rows; the new links' evidence: context relevance, topic words, hashed words, link model)
+    # the evidence rows; the new links' evidence: context relevance, topic words, hashed words, link model; since
+    # one pass per page, PageLinks.__init__ holds the tokenising and the compiled pass, and hashed_words_many and
+    # TopicSimilarity.links are no longer called by adaptive)
     "adaptive": [
         (adaptive.AdaptivePolicy, "select"), (adaptive.AdaptivePolicy, "_rerank"),
         (evidence.Evidence, "rescore_links"), (ranking.Ranking, "rebuild"), (evidence.Evidence, "rows"),
@@ -48,7 +55,7 @@ SECTIONS = {
         (ranking.Ranking, "update"), (evidence.Evidence, "add"),
         (adaptive.AdaptivePolicy, "_context_relevance"), (relevance.TfidfRelevanceModel, "predict_proba"),
         (similarity.TopicSimilarity, "links"), (adaptive_policy, "hashed_words_many"),
-        (adaptive_policy, "hashed_words"),
+        (adaptive_policy, "hashed_words"), (PageLinks, "__init__"), (PageLinks, "similarity"),
         (models.OnlineLogistic, "predict_many"), (models.OnlineLogistic, "predict"),
         (models.OnlineLogistic, "learn"), (models.OnlineLeastSquares, "learn"),
     ],
@@ -101,7 +108,7 @@ def main() -> None:
               f"{1000 * wall / args.steps:.3f} ms ({1000 * cpu / args.steps:.3f} ms CPU) per plain step")
         totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
         for owner, name in SECTIONS[args.strategy]:
-            if hasattr(owner, name):  # an older revision may lack some (run against it with PYTHONPATH)
+            if owner is not None and hasattr(owner, name):  # an older revision may lack some (run with PYTHONPATH)
                 wrap(owner, name, totals)
         run(args.steps)
     print(f"  {'section':40s} {'ms/step':>8} {'CPU ms':>8}")

@@ -2,7 +2,7 @@
 strategy and seeds, and against Scrapy's default scheduler, on dev-suite rows served over loopback.
 
     python -m benchmarks.scrapy_focused webs [--rows "Physics|Religion"] [--run 0] [--budget 1000] \
-        [--concurrency 1,8] [--strategy adaptive] [--workdir DIR]
+        [--concurrency 1,8] [--strategy adaptive] [--workdir DIR] [--read-queues 32,0]
 
 For each chosen Wikispeedia row of the dev suite, a topic directory is written with the benchmark's inputs for run
 ``--run`` (``init_from_web``: its 20 + 80 example pages and its seed, drawn for ``--budget``), the web is served by
@@ -22,7 +22,9 @@ step. Pages/s: for the spiders Scrapy's answers (robots.txt's included) over the
 (after the focused scheduler has trained its classifier) to its closing; for ``focuscrawl crawl`` its steps over
 the span of their fetch times in pages.jsonl. For the focused spider also the seconds focuscrawl spent in Scrapy's
 reactor: reading pages (parse, main text) and recording them (classifier, defences, the policy's observe), and the
-policy's decisions (its selects, and its observes, which recording includes).
+policy's decisions (its selects, and its observes, which recording includes); since issue 46 that reading and
+recording runs in the add-on's page reader thread (``FOCUSCRAWL_READ_QUEUE``, one focused crawl for each of
+``--read-queues``; 0 reads in the reactor thread, as before). CPU s: the spider process's user + system seconds.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -88,11 +91,14 @@ def scrapy_crawl(folder: Path, hosts_map: Path, seeds: Path, concurrency: int, f
             "-a", f"log={folder / 'log.jsonl'}", "-a", f"stats={folder / 'stats.json'}"]
     for key, value in settings.items():
         argv += ["-s", f"{key}={json.dumps(value) if isinstance(value, dict) else value}"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(folder / "stderr.txt", "w") as err:
         subprocess.run(argv, check=True, stderr=err, stdout=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     name = "pages.jsonl" if focused is not None else "log.jsonl"
     pages = [json.loads(line) for line in (folder / name).read_text().splitlines()]
-    return pages, json.loads((folder / "stats.json").read_text())
+    cpu_s = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return pages, {**json.loads((folder / "stats.json").read_text()), "cpu_s": cpu_s}
 
 
 def main() -> None:
@@ -104,6 +110,8 @@ def main() -> None:
     parser.add_argument("--concurrency", default="1,8", help="requests in flight, one or more (comma-separated)")
     parser.add_argument("--strategy", default="adaptive")
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--read-queues", default="32", help="FOCUSCRAWL_READ_QUEUE of the focused spider, one or "
+                        "more (comma-separated; 0: pages read in Scrapy's reactor thread)")
     args = parser.parse_args()
 
     from benchmarks.distributed_quality import relevant_curve
@@ -123,10 +131,11 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     web_dir = Path(args.webs) / "wikispeedia"
     concurrencies = [int(c) for c in args.concurrency.split(",")]
+    read_queues = [int(q) for q in args.read_queues.split(",")]
     print(f"budget {args.budget}, strategy {args.strategy}, run {args.run}'s seed; folders in {work}\n")
     print("| row | in flight | crawler | pages | relevant | AUC/oracle | steps as focuscrawl crawl's | pages/s | "
-          "focuscrawl s in Scrapy: pages read + recorded (read, recorded, policy) of the crawl's |")
-    print("|---|---|---|---|---|---|---|---|---|", flush=True)
+          "CPU s | focuscrawl s: pages read + recorded (read, recorded, policy) of the crawl's |")
+    print("|---|---|---|---|---|---|---|---|---|---|", flush=True)
     with serve_web(sys.executable, str(web_dir), BASE_IP) as hosts:
         hosts_map = work / "hosts.json"
         hosts_map.write_text(json.dumps(hosts))
@@ -142,12 +151,12 @@ def main() -> None:
             web.close()
 
             def report(crawler: str, concurrency: int, pages: list[dict], rate: float, spent: str = "",
-                       same: str = "") -> None:
+                       same: str = "", cpu_s: float | None = None) -> None:
                 curve = relevant_curve(pages[:args.budget], bench.truth)
                 found = curve[-1] if curve else 0
                 auc = sum(curve) + found * (args.budget - len(curve))
                 print(f"| {row.label} | {concurrency} | {crawler} | {len(pages)} | {found} | {auc / oracle.auc:.3f} | "
-                      f"{same} | {rate:.0f} | {spent} |", flush=True)
+                      f"{same} | {rate:.0f} | {'' if cpu_s is None else f'{cpu_s:.1f}'} | {spent} |", flush=True)
 
             for concurrency in concurrencies:
                 folder = work / row.slug / f"c{concurrency}"
@@ -159,15 +168,20 @@ def main() -> None:
                 ours = [json.loads(line) for line in (folder / "focuscrawl" / "pages.jsonl").read_text().splitlines()]
                 report("focuscrawl crawl", concurrency, ours,
                        len(ours) / (ours[-1]["fetched_at"] - ours[0]["fetched_at"] + ours[0]["fetch_ms"] / 1000))
-                focused = {"FOCUSCRAWL_TOPIC": str(topic_dir), "FOCUSCRAWL_STRATEGY": args.strategy}
-                pages, stats = scrapy_crawl(folder / "focused", hosts_map, seeds, concurrency, focused, args.budget)
-                page_s, record_s = stats["focuscrawl/page_s"], stats["focuscrawl/record_s"]
-                report("focused scrapy", concurrency, pages, stats["response_received_count"] / stats["elapsed_s"],
-                       f"{page_s + record_s:.1f} ({page_s:.1f}, {record_s:.1f}, {stats['focuscrawl/decision_s']:.1f}) "
-                       f"of {stats['elapsed_s']:.1f}",
-                       str(sum(a["url"] == b["url"] for a, b in zip(ours, pages))))
+                for read_queue in read_queues:
+                    focused = {"FOCUSCRAWL_TOPIC": str(topic_dir), "FOCUSCRAWL_STRATEGY": args.strategy,
+                               "FOCUSCRAWL_READ_QUEUE": read_queue}
+                    pages, stats = scrapy_crawl(folder / f"focused-q{read_queue}", hosts_map, seeds, concurrency,
+                                                focused, args.budget)
+                    page_s, record_s = stats["focuscrawl/page_s"], stats["focuscrawl/record_s"]
+                    report(f"focused scrapy, read queue {read_queue}", concurrency, pages,
+                           stats["response_received_count"] / stats["elapsed_s"],
+                           f"{page_s + record_s:.1f} ({page_s:.1f}, {record_s:.1f}, "
+                           f"{stats['focuscrawl/decision_s']:.1f}) of {stats['elapsed_s']:.1f}",
+                           str(sum(a["url"] == b["url"] for a, b in zip(ours, pages))), stats["cpu_s"])
                 pages, stats = scrapy_crawl(folder / "default", hosts_map, seeds, concurrency, None, args.budget)
-                report("scrapy default", concurrency, pages, stats["response_received_count"] / stats["elapsed_s"])
+                report("scrapy default", concurrency, pages, stats["response_received_count"] / stats["elapsed_s"],
+                       cpu_s=stats["cpu_s"])
     print(f"\nload average {os.getloadavg()[0]:.1f}")
 
 

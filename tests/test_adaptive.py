@@ -218,3 +218,38 @@ def test_evidence_gathered_in_blocks_and_per_host_is_the_same_as_row_by_row(monk
     assert policy.evidence.rows(frontier).tobytes() == whole.tobytes()
     one_by_one = np.concatenate([policy.evidence.rows(frontier[k:k + 1]) for k in range(len(frontier))])
     assert one_by_one.tobytes() == whole.tobytes(), "each row as when it is predicted alone"
+
+
+def test_a_host_that_took_a_share_of_the_crawl_without_paying_back_is_left_for_others():
+    topic = TopicInputs("birds", ["bird"], ["bird nest", "train station"], [1, 0])
+    policy = make_policy("adaptive", explore=0.0, window=0, leave_share=0.1)
+    policy.reset(CrawlContext(topic=topic, classifier=Quarter(), seeds=["http://big.test/s"], budget=100, seed=0))
+    seed = policy.select()
+    links = [("http://big.test/1", "bird"), ("http://big.test/2", "bird"), ("http://small.test/3", "x"),
+             ("http://other.test/4", "x")]
+    page = Page(seed.url, seed.url, 200, "text/html", "", "", [Link(u, a) for u, a in links])
+    policy.observe(Observation(0, seed, page, 0.1, 0.0, [Outlink(u, a, u.split("/")[2], True) for u, a in links]))
+    big, small, other = (policy.hosts.number(h) for h in ("big.test", "small.test", "other.test"))
+    policy._rerank()
+    assert policy.graph.urls[policy.ranking.best(None, 1.0)].startswith("http://big.test/"), "earliest first"
+    for _ in range(40):  # 40 more of big.test's pages (41 with the seed), none relevant; 10 elsewhere, 5 relevant
+        policy.hosts.count(big, False, True)
+    for relevant in [True, False] * 5:
+        policy.hosts.count(other, relevant, True)
+    policy._rerank()
+    assert policy.hosts.left(0.1)[big] and not policy.hosts.left(0.1)[small]
+    assert not policy.graph.urls[policy.ranking.best(None, 1.0)].startswith("http://big.test/")
+    taken = [policy.select() for _ in range(2)]  # the other sites' two URLs, then the left site's, and why
+    assert not any(s.url.startswith("http://big.test/") for s in taken)
+    last = policy.select()
+    assert last.url.startswith("http://big.test/") and last.reason.startswith("its site left for others (0 of 41")
+    assert -1 < last.score < 2, "the score is the prediction without the ranking's penalty"
+    for _ in range(400):  # the others' pages stop paying back too: big.test is no worse than the rest
+        policy.hosts.count(other, False, True)
+    policy._rerank()
+    assert not policy.hosts.left(0.1)[big]
+    alone = make_policy("adaptive", explore=0.0, window=0, leave_share=0.1)
+    alone.reset(CrawlContext(topic=topic, classifier=Quarter(), seeds=["http://big.test/s"], budget=100, seed=0))
+    for _ in range(40):
+        alone.hosts.count(alone.hosts.number("big.test"), False, True)
+    assert not alone.hosts.left(0.1).any(), "a host alone in the crawl is never left"

@@ -2,7 +2,7 @@
 
 ``hashed_words``, ``OnlineLogistic.predict`` and ``TopicSimilarity._cosine`` over ``term_counts`` are the
 definitions; ``hashed_words_many``, ``predict_many`` and ``TopicSimilarity.links`` compute the same for all of a
-page's new links at once.
+page's new links at once; ``linkwords.PageLinks`` computes the words of both models from one tokenisation.
 """
 
 from __future__ import annotations
@@ -14,7 +14,16 @@ from hypothesis import strategies as st
 
 from focuscrawl.policy import CrawlContext
 from focuscrawl.strategies import make_policy
-from focuscrawl.strategies.adaptive import OWN, OnlineLogistic, hashed_words, hashed_words_many, models
+from focuscrawl.strategies.adaptive import (
+    OWN,
+    OnlineLogistic,
+    hashed_words,
+    hashed_words_many,
+    kernels,
+    linkwords,
+    models,
+)
+from focuscrawl.strategies.adaptive.linkwords import Lexicon, PageLinks
 from focuscrawl.strategies.frontier.link_context import anchor_windows
 from focuscrawl.topic import similarity
 from focuscrawl.topic.relevance import TfidfRelevanceModel
@@ -206,3 +215,66 @@ def test_the_link_word_cache_is_not_checkpointed_and_checkpoints_without_it_load
     older.__dict__.update({k: v for k, v in SIMILARITY.__dict__.items() if k != "_link_terms"})  # an older checkpoint
     for loaded in (pickle.loads(state), pickle.loads(pickle.dumps(older))):
         assert loaded.links(texts).tolist() == SIMILARITY.links(texts).tolist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(url, phrase | st.lists(word, max_size=20).map(" ".join)), min_size=1, max_size=15))
+def test_one_pass_over_a_pages_links_gives_each_models_own_numbers(links):
+    """PageLinks (one tokenisation of each link) gives the very ints and float64s of hashed_words_many and
+    TopicSimilarity.links, which tokenise each link themselves."""
+    urls, anchors = [u for u, _ in links], [a for _, a in links]
+    page = PageLinks(Lexicon(SIMILARITY), urls, anchors)
+    words, lengths = page.hashed_words()
+    expected_words, expected_lengths = hashed_words_many(urls, anchors)
+    assert words.dtype == np.int32 and words.tolist() == expected_words.tolist()
+    assert lengths.tolist() == expected_lengths.tolist()
+    expected = SIMILARITY.links([f"{url_text(u)} {a}" for u, a in links])[:, 0]
+    assert page.similarity().view(np.int64).tolist() == expected.view(np.int64).tolist()
+
+
+def test_one_pass_numbers_survive_a_full_lexicon_long_texts_and_a_checkpoint(monkeypatch):
+    import pickle
+
+    links = [(f"http://h{k % 7}.example/p{k}/bird-{k % 3}.html", f"owl {k} nest nests " * (1 + k % 4))
+             for k in range(60)] + [("http://x.test/" + "owl/" * 800, "birds " * 300)]  # over MAX_CHARS
+    urls, anchors = [u for u, _ in links], [a for _, a in links]
+    expected = SIMILARITY.links([f"{url_text(u)} {a}" for u, a in links])[:, 0]
+    expected_words = hashed_words_many(urls, anchors)[0].tolist()
+    monkeypatch.setattr(linkwords, "WORD_CACHE_SIZE", 40)  # emptied before most pages
+    lexicon = Lexicon(SIMILARITY)
+    for start in range(0, len(links), 7):
+        page = PageLinks(lexicon, urls[start:start + 7], anchors[start:start + 7])
+        assert page.similarity().tolist() == expected[start:start + 7].tolist()
+        assert len(lexicon) <= 40 or start == 56  # the last page alone holds more words than that
+    restored = pickle.loads(pickle.dumps(lexicon))
+    assert len(restored) == 0 and restored.similarity.vocab == SIMILARITY.vocab  # a cache: not checkpointed
+    assert PageLinks(restored, urls, anchors).hashed_words()[0].tolist() == expected_words
+
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 60), max_size=40), st.integers(0, 2**32 - 1), st.integers(0, 5))
+def test_compiled_word_sums_are_bincounts_sums(lengths, seed, first):
+    """The re-rank's per-URL sums of link weights (kernels.word_sums, compiled and as Python) are np.bincount's,
+    bit for bit."""
+    rng = np.random.default_rng(seed)
+    words = rng.integers(0, len(_WEIGHTS), size=sum(lengths)).astype(np.int32)
+    owners = np.repeat(np.arange(len(lengths)), lengths)
+    expected = np.bincount(owners, weights=_WEIGHTS[words], minlength=len(lengths))
+    for word_sums in (kernels.word_sums, kernels.word_sums.py_func):
+        out = np.full(first + len(lengths), 7.0)
+        word_sums(first, np.array(lengths, dtype=np.int64), words, _WEIGHTS, out)
+        assert out[first:].view(np.int64).tolist() == expected.view(np.int64).tolist()
+
+
+def test_one_pass_without_the_compiler_gives_the_same_numbers(monkeypatch):
+    """Where numba is missing the kernels run as plain Python: the same numbers."""
+    links = [(f"https://h{k % 5}.example/~u/p{k}/{'owl' if k % 2 else 'bus'}.html?x", f"owl nest nests {k} owl")
+             for k in range(30)]
+    urls, anchors = [u for u, _ in links], [a for _, a in links]
+    compiled = PageLinks(Lexicon(SIMILARITY), urls, anchors)
+    monkeypatch.setattr(linkwords, "link_features", kernels.link_features.py_func)
+    plain = PageLinks(Lexicon(SIMILARITY), urls, anchors)
+    assert plain.hashed_words()[0].tolist() == compiled.hashed_words()[0].tolist() == \
+        hashed_words_many(urls, anchors)[0].tolist()
+    assert plain.similarity().tolist() == compiled.similarity().tolist()

@@ -43,7 +43,22 @@ BIOTOOL_DOCS = {
 }
 WEBKIT_DOCS = {f"api/Widget{i}.html": f"<title>Widget{i}</title><body>Widget {i}. "
                f'<a href="Widget{i + 1}.html">next</a></body>' for i in range(6)}
-WEBKIT_DOCS["index.html"] = '<title>WebKit</title><body><a href="api/Widget0.html">API</a></body>'
+# links of the real kinds: into BioTool's upstream manual (a folder's link to its index, a file it does not
+# have), into a mirror that shares three file names but is another tree, and BioTool's home page
+UPSTREAM = "https://www.biotool.org/manual/"
+MIRROR_LINKS = [f"https://biotool.org/mirror/{name}" for name in
+                ("classAligner.html", "classScore.html", "guide/index.html", "a.html", "b.html", "c.html")]
+WEBKIT_DOCS["api/Widget5.html"] = "<title>Widget5</title><body>Widget 5. " + "".join(
+    f'<a href="{url}">x</a>' for url in [UPSTREAM + "classAligner.html", UPSTREAM + "classScore.html",
+                                         UPSTREAM + "guide/", UPSTREAM, UPSTREAM + "missing.html",
+                                         *MIRROR_LINKS, "http://www.biotool.org"]) + "</body>"
+# WebKit's upstream documentation lives on the web's own documentation host, under en/stable/ (as SciPy's and
+# Astropy's do): its pages' absolute links there are links within the site; relative links to files the package
+# does not have are no upstream URLs, even when three of them end in its files' paths
+WEBKIT_DOCS["index.html"] = '<title>WebKit</title><body><a href="api/Widget0.html">API</a>' + "".join(
+    f'<a href="https://docs.webkit.example/en/stable/api/Widget{i}.html">v{i}</a>' for i in (1, 2, 3)) + "</body>"
+WEBKIT_DOCS["api/Widget4.html"] = "<title>Widget4</title><body>Widget 4. " + "".join(
+    f'<a href="../gone/api/Widget{i}.html">old {i}</a>' for i in (1, 2, 3)) + "</body>"
 
 
 def _tar_xz(files: dict[str, bytes], symlinks: dict[str, str] | None = None) -> bytes:
@@ -82,12 +97,14 @@ DEBS_MADE = {"biotool-doc": make_deb("biotool-doc", BIOTOOL_DOCS, {"latest.html"
              "webkit-doc": make_deb("webkit-doc", WEBKIT_DOCS)}
 
 
-def _stanza(name: str, homepage: str, source: str = "", tags: str = "", deb: bytes | None = None) -> tuple[str, str]:
+def _stanza(name: str, homepage: str, source: str = "", tags: str = "", deb: bytes | None = None,
+            relations: str = "") -> tuple[str, str]:
     md5 = hashlib.md5(name.encode()).hexdigest()
     lines = [f"Package: {name}", f"Source: {source or name}", "Version: 1.0-1", "Architecture: all",
              f"Description: the {name} package", f"Description-md5: {md5}"]
     lines += [f"Homepage: {homepage}"] if homepage else []
     lines += [f"Tag: {tags}"] if tags else []
+    lines += [relations] if relations else []
     if deb is not None:
         lines += [f"Filename: pool/main/{name[0]}/{source or name}/{name}_1.0-1_all.deb", f"Size: {len(deb)}",
                   f"SHA256: {hashlib.sha256(deb).hexdigest()}"]
@@ -95,10 +112,16 @@ def _stanza(name: str, homepage: str, source: str = "", tags: str = "", deb: byt
 
 
 STANZAS = [
-    _stanza("biotool", PROJECT, tags="field::biology"),
+    _stanza("biotool", PROJECT, tags="field::biology", relations="Suggests: biotool-doc"),
     _stanza("biotool-doc", PROJECT, source="biotool", deb=DEBS_MADE["biotool-doc"]),
     _stanza("webkit", OTHER),
     _stanza("webkit-doc", "", source="webkit", deb=DEBS_MADE["webkit-doc"]),
+    # project pages Debian relates to biotool-doc: a binary of its source with a homepage of its own, one that
+    # suggests the -doc package, one that depends on biotool (which names biotool-doc); and one that is not
+    _stanza("biotool-extras", "https://extras.biotool.org/", source="biotool"),
+    _stanza("notes", "https://notes.example/", relations="Suggests: biotool-doc"),
+    _stanza("aligngui", "https://aligngui.org/", relations="Depends: biotool (>= 1.0) | other, libc6"),
+    _stanza("unrelated", "https://unrelated.example/", relations="Depends: webkit"),
 ]
 
 
@@ -240,3 +263,48 @@ def test_many_sites_suite_crawls_the_docs_web(tmp_path: Path) -> None:
     assert suite.defaults["budget"] == 2000 and suite.defaults["seeds_per_run"] == 5
     with pytest.raises(SuiteError, match=f"web build debian-docs --download bookworm SRC {tmp_path}/debian-docs"):
         plan_rows(suite, webs=tmp_path, out=tmp_path)
+
+
+WIDGET5 = "https://docs.webkit.example/api/Widget5.html"
+
+
+def test_external_links_go_to_the_webs_page_for_them(web: OfflineWeb) -> None:
+    # the upstream manual's tree is learned from the links (3+ of BioTool's files linked under it, and most
+    # URLs under it name files BioTool has); the mirror shares three file names but is another tree
+    assert [link.url for link in web.fetch(WIDGET5).outlinks] == [
+        DOCS + "classAligner.html", DOCS + "classScore.html", DOCS + "guide/index.html", INDEX,
+        UPSTREAM + "missing.html", *MIRROR_LINKS, PROJECT]
+    assert web.fetch(UPSTREAM + "missing.html").status == 404
+    sites = {site["package"]: site for site in web.meta["docs"]["sites"]}
+    assert sites["biotool-doc"]["upstream_roots"] == ["https://biotool.org/manual/"]
+    assert sites["webkit-doc"]["upstream_roots"] == ["https://docs.webkit.example/en/stable/"]
+    assert sites["webkit-doc"]["links_mapped"] == {"own_site": 3, "other_sites": 4, "own_project": 0,
+                                                   "other_projects": 1}
+    assert [link.url for link in web.fetch("https://docs.webkit.example/index.html").outlinks] == [
+        f"https://docs.webkit.example/api/Widget{i}.html" for i in range(4)] + [OTHER]
+    assert web.fetch("https://docs.webkit.example/api/Widget4.html").outlinks == []
+
+
+def test_related_project_pages_link_to_the_docs(web: OfflineWeb) -> None:
+    def links_to_index(url: str) -> list[str]:
+        return [link.anchor for link in web.fetch(url).outlinks if link.url == INDEX]
+
+    for url in ("https://extras.biotool.org/", "https://notes.example/", "https://aligngui.org/"):
+        assert links_to_index(url) == ["biotool documentation"]
+    assert links_to_index(PROJECT) == ["biotool documentation"]  # its own link, once
+    assert not any("docs.webkit.example" in link.url for link in web.fetch("https://unrelated.example/").outlinks)
+    sites = {site["package"]: site for site in web.meta["docs"]["sites"]}
+    assert sites["biotool-doc"]["links_in_by_relation"] == {"names_package": 1, "same_source": 1,
+                                                            "uses_documented": 1}
+    assert sites["webkit-doc"]["links_in_by_relation"] == {}
+
+
+def test_without_entry_links_the_sites_hang_on_their_project_pages_only(tmp_path: Path) -> None:
+    assert main(["web", "build", "debian-docs", str(write_src(tmp_path / "src")), str(tmp_path / "web"),
+                 "--no-entry-links"]) == 0
+    web = OfflineWeb(tmp_path / "web")
+    assert [link.url for link in web.fetch(WIDGET5).outlinks] == [
+        UPSTREAM + "classAligner.html", UPSTREAM + "classScore.html", UPSTREAM + "guide/", UPSTREAM,
+        UPSTREAM + "missing.html", *MIRROR_LINKS, "http://www.biotool.org/"]
+    assert INDEX not in [link.url for link in web.fetch("https://aligngui.org/").outlinks]
+    assert web.meta["docs"]["entry_links"] is False

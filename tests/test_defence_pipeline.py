@@ -86,7 +86,7 @@ def test_the_order_puts_a_defence_of_ones_own_among_the_built_in_ones():
     assert settings.order == {**DEFAULT_ORDER, f"{__name__}:TitleWord": 650}
     defences = settings.build(seed=0, budget=10)
     names = [d.name for d in defences.defences]
-    assert names == ["url_hygiene", "host_health", "link_farms", "traps", "url_aliases", "near_duplicates",
+    assert names == ["url_hygiene", "host_health", "link_farms", "traps", "listings", "url_aliases", "near_duplicates",
                      "title_word", "canonical", "soft_404"]
     assert isinstance(defences["title_word"], TitleWord)
     # hooks on pages run from the highest position down: after canonical's, before near-duplicates'

@@ -445,7 +445,11 @@ def test_verdicts_reach_pages_jsonl_the_store_and_the_dashboard(tmp_path):
          defences={"host_health": {"close_after_s": 0}})
     lines = [json.loads(line) for line in (run / "pages.jsonl").read_text().splitlines()]
     verdicts = [line["verdict"] for line in lines]
-    assert sum(v.startswith("duplicate of http://birds.test/b") for v in verdicts) == 5
+    # three print copies are fetched and caught; they show `print` to be ignorable, and the other two never cost a fetch
+    support = DefenceSettings().url_aliases.min_support
+    assert sum(v.startswith("duplicate of http://birds.test/b") for v in verdicts) == support
+    assert sum(why.startswith("duplicate of http://birds.test/b") for line in lines for _, why in line["skipped"]) \
+        == 5 - support
     assert verdicts.count(HOST_FAILING) == 1 and verdicts.count(TRAP_PATTERN) == 1
     skipped = [why for line in lines for _, why in line["skipped"]]
     settings = DefenceSettings().host_health
@@ -460,10 +464,10 @@ def test_verdicts_reach_pages_jsonl_the_store_and_the_dashboard(tmp_path):
     view = RunReader(run)
     view.refresh()
     counts = {d["kind"]: (d["pages"], d["skipped"]) for d in view.snapshot()["defences"]}
-    assert counts["duplicate"] == (5, 0)
+    assert counts["duplicate"] == (support, 5 - support)
     assert counts[HOST_FAILING] == (1, 2) and counts[TRAP_PATTERN] == (1, skipped.count(TRAP_PATTERN))
     snapshot = view.snapshot()
-    assert snapshot["totals"]["caught"] == verdicts.count(TRAP_PATTERN) + verdicts.count(HOST_FAILING) + 5
+    assert snapshot["totals"]["caught"] == verdicts.count(TRAP_PATTERN) + verdicts.count(HOST_FAILING) + support
     assert snapshot["totals"]["kept_out"] == len(skipped)
     panel = views.crawl_fragments(snapshot, lambda path: path)["problems"]
     assert "Caught by the defences" in panel and "trap pattern" in panel and "host failing" in panel
@@ -574,21 +578,26 @@ def test_hosts_a_closed_farm_links_to_are_suspects_closed_after_fewer_pages():
     stuffed = "bird nest migration songbird plumage feather beak flight wing egg " * 4
     written = "The bird builds a nest in the tall grass and lays two eggs, which both of its parents keep warm. " * 3
     farms = LinkFarms(LinkFarmSettings(min_pages=10, suspect_min_pages=3))
+
+    def spam(host: str, text: str, links=()) -> list[str]:
+        """A stuffed page with a stuffed title: two signs of spam, enough for a page to count."""
+        return farms.record(host, text, links, "Bird nest - best bird nest - bird nest guide")
+
     for _ in range(2):  # two pages on each, before any farm is known
-        assert farms.record("b.test", stuffed, ["http://c.test/x"]) == []
+        assert spam("b.test", stuffed, ["http://c.test/x"]) == []
         assert farms.record("w.test", written) == []
-        assert farms.record("d.test", stuffed) == []
-    closed = [farms.record("a.test", stuffed, ["http://a.test/", "http://b.test/y", "https://w.test/"]) for _ in range(10)]
+        assert spam("d.test", stuffed) == []
+    closed = [spam("a.test", stuffed, ["http://a.test/", "http://b.test/y", "https://w.test/"]) for _ in range(10)]
     assert closed[:9] == [[]] * 9 and closed[9] == ["a.test"]  # the farm itself closes on its 10th page
     assert farms.suspects == {"b.test", "w.test"}
-    assert farms.record("b.test", stuffed) == ["b.test"]  # its 3rd judged page; it makes c.test a suspect in turn
+    assert spam("b.test", stuffed) == ["b.test"]  # its 3rd judged page; it makes c.test a suspect in turn
     assert "c.test" in farms.suspects and "c.test" not in farms.closed  # not judged yet
     assert farms.record("w.test", written) == [] and "w.test" not in farms.closed  # written text: never a farm
-    assert farms.record("d.test", stuffed) == [] and "d.test" not in farms.closed  # not linked: full allowance
+    assert spam("d.test", stuffed) == [] and "d.test" not in farms.closed  # not linked: full allowance
     for _ in range(100):  # a host of written text is read until it is plainly no farm, then no more
         farms.record("big.test", written)
     assert "big.test" in farms.cleared and farms.judged["big.test"] == 100
-    farms.record("big.test", stuffed)
+    spam("big.test", stuffed)
     assert farms.judged["big.test"] == 100
 
 

@@ -16,6 +16,7 @@ from conftest import crawl_records
 from test_mess import SMALL, build_web
 
 from focuscrawl.engine.defences import DEFAULT_ORDER, HOST_FAILING, LINK_FARM, PROBE, SOFT_404, TRAP_PATTERN
+from focuscrawl.engine.defences.pipeline import LISTING
 from focuscrawl.urls import strip_tracking_and_session
 from focuscrawl.webs.mess import make_profile, mess_web
 from focuscrawl.webs.store import OfflineWeb
@@ -68,7 +69,7 @@ def _acted(name: str, records: list[dict], web: OfflineWeb) -> bool:
     if name == "url_aliases":  # URLs kept out as copies of known ones, by a URL rule, before any fetch
         return any(why.startswith("duplicate of ") for r in records for _, why in r["skipped"])
     wanted = {"host_health": [HOST_FAILING], "link_farms": [LINK_FARM], "traps": [TRAP_PATTERN],
-              "soft_404": [SOFT_404, PROBE]}[name]
+              "listings": [LISTING], "soft_404": [SOFT_404, PROBE]}[name]
     return all(kind in reasons for kind in wanted)
 
 

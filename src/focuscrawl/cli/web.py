@@ -94,6 +94,11 @@ def debian_docs_cmd(
         min=1, help="pages a documentation site keeps at most (breadth-first from its index)")
     ] = DEFAULT_MAX_PAGES_PER_SITE,
     reverse_links: Annotated[int, typer.Option(min=0, help="'used by' links a project page keeps at most")] = 20,
+    entry_links: Annotated[bool, typer.Option(
+        help="enter the documentation sites as the real data says: their pages' links to projects' home pages "
+             "and to other sites' upstream pages go to the web's pages for them, and project pages of packages "
+             "Debian relates to a -doc package link to its site (--no-entry-links: from its project page only)")
+    ] = True,
 ) -> None:
     """The Debian web plus large documentation sites (API/reference pages, labelled by kind) from Debian's -doc
     packages: a many-site web with large self-similar sites that carry a topic's words."""
@@ -101,7 +106,7 @@ def debian_docs_cmd(
         run(lambda: download_index(download, src))
         run(lambda: download_docs(src, max_mb=max_download_mb, say=console.print))
     run(lambda: build_debian_docs(src, out_dir, overwrite=overwrite, max_pages_per_site=max_pages_per_site,
-                                  reverse_links=reverse_links))
+                                  reverse_links=reverse_links, entry_links=entry_links))
     print_info(out_dir)
 
 

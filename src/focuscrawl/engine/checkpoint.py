@@ -17,7 +17,9 @@ import pickle
 # 1: checkpoints without a version (before 2). 2: the defences as one pipeline (``engine.defences.pipeline``).
 # 3: the thin-page judge's per-host counts (``topic.thin``).
 # 4: the host breaker in seconds (``engine.defences.hosts.HostBreaker`` per host, its clock).
-FORMAT = 4
+# 5: traps, view parameters and alias rules learned from evidence (``engine.defences.views``, the new rule kinds of
+#    ``aliases``, the trap families), listing families (``engine.defences.listings``); ``adaptive``'s left hosts.
+FORMAT = 5
 _HEADER = b"focuscrawl checkpoint format "
 
 

@@ -36,6 +36,10 @@ How a crawl goes (one ``CrawlEngine`` built by ``focuscrawl.builder``, as ``focu
 - **In flight**: at most ``CONCURRENT_REQUESTS`` of the policy's pages are sent and not yet recorded (``focuscrawl
   crawl``'s concurrency), so that a page's links reach the policy before it chooses again; at 1 a crawl fetches
   what ``focuscrawl crawl --concurrency 1`` fetches, in the same order.
+- **Off the reactor** (``FOCUSCRAWL_READ_QUEUE`` > 0): pages are read and recorded by a ``reader.PageReader``
+  thread, in the order Scrapy delivered them, from a queue of that many pages (nothing new is sent while it is
+  full); the engine is touched by one thread at a time (``lock``). A close records every page handed over first.
+  Off by default: on a quiet machine the thread was slower than reading in the reactor (it shares the GIL).
 - **The budget** counts the policy's pages (and the engine's own soft-404 probes); when it is spent, or the
   frontier is empty, the spider closes as any spider does once nothing is left to do.
 - **Resume** (``JOBDIR``): on close the engine (closure, frontier, the policy's state: ``CrawlEngine.snapshot``)
@@ -50,39 +54,37 @@ loopback (``LoopbackDownloadHandler``). A mistake in the settings is one error l
 
 from __future__ import annotations
 
-import ipaddress
 import logging
-import pickle
+import threading
 import time
 import weakref
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 from scrapy import Request, signals
-from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
 from scrapy.core.scheduler import BaseScheduler, Scheduler
-from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest
+from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import load_object
-from scrapy.utils.request import request_from_dict
 
 from focuscrawl.builder import Classifiers, StrategyPlan, build_crawl
 from focuscrawl.config import RunSettings, describe_validation_error, load_config
-from focuscrawl.crawl.inputs import read_hosts_map
 from focuscrawl.engine import CrawlEngine
-from focuscrawl.engine.checkpoint import FORMAT as CHECKPOINT_FORMAT
 from focuscrawl.engine.engine import REWARD_THRESHOLD
 from focuscrawl.extras import MissingExtra
-from focuscrawl.http.response import followable, page_from_body, parse_retry_after
-from focuscrawl.http.settings import FetchConfig
+from focuscrawl.http.response import followable
+from focuscrawl.scrapy.jobdir import STATE_FILE, read_requests, read_state, write_state
+from focuscrawl.scrapy.loopback import LoopbackDownloadHandler
+from focuscrawl.scrapy.reader import PAGE_PARSING, PageReader, download_error, page_of_response
 from focuscrawl.storage import PagesWriter, StepRecord
 from focuscrawl.topic.topic_dir import load_topic_dir
-from focuscrawl.types import ForeignLinks, Link, Page, Selection, retry_after_error
+from focuscrawl.types import ForeignLinks, Link, Page, Selection
 
 logger = logging.getLogger(__name__)
 
@@ -91,11 +93,7 @@ logger = logging.getLogger(__name__)
 SELECTION = "focuscrawl_selection"
 HELD = "focuscrawl_held"
 NOT_SEED = "focuscrawl_not_seed"
-STATE_FILE = "focuscrawl.state"
 REFUSED = "focuscrawl_bad_settings"  # the finish reason of a spider closed for a mistake in the settings
-# This file's layout, and the format of the engine checkpoint inside it: a JOBDIR has no log to replay, so a
-# checkpoint of another format is refused as another version's JOBDIR.
-STATE_VERSION = (2, CHECKPOINT_FORMAT)
 SETTINGS = {
     "FOCUSCRAWL_TOPIC": "the topic directory (required)",
     "FOCUSCRAWL_STRATEGY": "strategy or preset (default adaptive)",
@@ -106,13 +104,16 @@ SETTINGS = {
     "FOCUSCRAWL_HOSTS_MAP": "the hosts map of focuscrawl web serve --map: crawl that loopback-served web",
     "FOCUSCRAWL_ALLOW_LOOPBACK": "the address guard lets loopback addresses through (default False)",
     "FOCUSCRAWL_ALLOW_PRIVATE": "the address guard lets private addresses through (default False)",
+    "FOCUSCRAWL_READ_QUEUE": "pages waiting to be read and recorded off Scrapy's reactor thread (default 0: read "
+                             "in the reactor thread; e.g. 32 for a worker thread)",
 }
+# 0 by default: measured on a quiet machine (docs/scrapy.md), the worker thread was slower than the reactor
+READ_QUEUE = 0
+READER_FAILED = "focuscrawl_reader_failed"  # the finish reason of a spider whose page reader failed
 SPIDER_MIDDLEWARE, SPIDER_MIDDLEWARE_ORDER = "focuscrawl.scrapy.FocusedSpiderMiddleware", 20  # < HttpError's 50
 DOWNLOADER_MIDDLEWARE, DOWNLOADER_MIDDLEWARE_ORDER = "focuscrawl.scrapy.FocusedDownloaderMiddleware", 10
 # After OffsiteMiddleware (50), before RobotsTxtMiddleware (100): a refused host's robots.txt is not asked for.
 ADDRESS_GUARD, ADDRESS_GUARD_ORDER = "focuscrawl.scrapy.guard.AddressGuardMiddleware", 60
-# Pages are parsed as focuscrawl's fetcher parses them (main text, outlinks); the HTML is not kept.
-PAGE_PARSING = FetchConfig(keep_html=False)
 # One scheduler per crawler, found by the middlewares (built before it).
 _SCHEDULERS: weakref.WeakKeyDictionary[Any, FocusedScheduler] = weakref.WeakKeyDictionary()
 _USER_ERRORS = (ValueError, KeyError, OSError, MissingExtra)
@@ -147,7 +148,8 @@ def _refuse(message: str) -> CloseSpider:
 
 class FocusedCrawl:
     """The Scrapy add-on: ``ADDONS = {"focuscrawl.scrapy.FocusedCrawl": 0}`` sets the scheduler and the middlewares,
-    robots.txt on (at the add-on's priority: a user's setting wins), and with ``FOCUSCRAWL_HOSTS_MAP`` the loopback download handler for http and https (every other scheme off)."""
+    robots.txt on (at the add-on's priority: a user's setting wins), and with ``FOCUSCRAWL_HOSTS_MAP`` the loopback
+    download handler for http and https (every other scheme off)."""
 
     def update_settings(self, settings) -> None:
         settings.set("SCHEDULER", "focuscrawl.scrapy.FocusedScheduler", "addon")
@@ -190,6 +192,11 @@ class FocusedScheduler(BaseScheduler):
         self.record_s = 0.0  # the engine recording them (classifier, defences, the policy's observe)
         self.refused = False
         self.spider = None
+        # The engine and the state above are touched by one thread at a time: the reactor's (selecting, sending) or
+        # the page reader's (recording). The reactor never waits for it: if the reader holds it, the reactor sends
+        # nothing and the reader wakes Scrapy when its page is recorded.
+        self.lock = threading.RLock()
+        self.reader: PageReader | None = None
         _SCHEDULERS[crawler] = self
 
     # -- Scrapy's scheduler interface ---------------------------------------------------------------------------
@@ -208,15 +215,22 @@ class FocusedScheduler(BaseScheduler):
 
             self.crawler.signals.connect(close, signal=signals.spider_opened, weak=False)
             return None
+        from twisted.internet import reactor
+
+        self.reader = PageReader(self.read_queue, reactor.callFromThread, self._wake, self._reader_failed)
         self.crawler.signals.connect(self._idle, signal=signals.spider_idle)
         return self.scrapy.open(spider)
 
     def close(self, reason: str):
         if self.refused:
             return None
+        if self.reader is not None:
+            self.reader.close()  # every page fetched is recorded first
         if self.engine is not None:
-            if self.jobdir:
+            if self.jobdir and self.failed is None:
                 self._save()
+            elif self.jobdir:
+                logger.warning("focuscrawl: the crawl's state is not written to JOBDIR after the page reader failed")
             stats, engine = self.crawler.stats, self.engine
             stats.set_value("focuscrawl/pages", engine.stats.steps)
             stats.set_value("focuscrawl/relevant_by_classifier", self.relevant)
@@ -224,6 +238,7 @@ class FocusedScheduler(BaseScheduler):
             stats.set_value("focuscrawl/page_s", round(self.page_s, 3))
             stats.set_value("focuscrawl/record_s", round(self.record_s, 3))
             stats.set_value("focuscrawl/frontier", engine.frontier_size)
+            stats.set_value("focuscrawl/read_queue_waits", self.reader.waits if self.reader is not None else 0)
             logger.info("focuscrawl: %d pages chosen by %s, %d of them on topic by the classifier; pages read in "
                         "%.1f s and recorded in %.1f s, the policy's decisions %.1f s", engine.stats.steps,
                         self.strategy, self.relevant, self.page_s, self.record_s, engine.stats.decision_s)
@@ -231,14 +246,24 @@ class FocusedScheduler(BaseScheduler):
             self.pages.close()
         return self.scrapy.close(reason)
 
+    @property
+    def failed(self) -> BaseException | None:
+        return self.reader.failed if self.reader is not None else None
+
     def has_pending_requests(self) -> bool:
-        if self.refused:
+        if self.refused or self.failed is not None:
             return False
-        if self.scrapy.has_pending_requests() or self.redo or self.ready is not None or self.dispatched:
+        if (self.scrapy.has_pending_requests() or self.redo or self.ready is not None or self.dispatched
+                or self.reader.pending):
             return True
         if self.engine is None:
             return False
-        self.ready = self.engine.next_selection()
+        if not self.lock.acquire(blocking=False):
+            return True  # the reader is recording a page: it wakes Scrapy when it is done
+        try:
+            self.ready = self.engine.next_selection()
+        finally:
+            self.lock.release()
         return self.ready is not None
 
     def enqueue_request(self, request: Request) -> bool:
@@ -251,13 +276,22 @@ class FocusedScheduler(BaseScheduler):
         if self.scrapy.enqueue_request(request):  # not the policy's, or a redirect or retry of a selection
             return True
         if url in self.dispatched:  # the duplicate filter dropped a redirect: the selection ends there
-            self._record(url, Page(url=url, final_url=request.url, status=0,
-                                   error="redirected to a URL Scrapy's duplicate filter had seen"))
+            error = "redirected to a URL Scrapy's duplicate filter had seen"
+            self.reader.submit(partial(self._record_dispatched, url,
+                                       Page(url=url, final_url=request.url, status=0, error=error)))
         return False
 
     def next_request(self) -> Request | None:
-        if self.refused:
-            return None
+        if self.refused or self.failed is not None or self.reader.full():
+            return None  # the reader is behind: nothing new is sent until it has room (it wakes Scrapy)
+        if not self.lock.acquire(blocking=False):
+            return None  # the reader is recording a page: it wakes Scrapy when it is done
+        try:
+            return self._next_request()
+        finally:
+            self.lock.release()
+
+    def _next_request(self) -> Request | None:
         request = self.scrapy.next_request()
         if request is not None:
             url = request.meta.get(SELECTION)
@@ -307,29 +341,41 @@ class FocusedScheduler(BaseScheduler):
                 raise _refuse(f"{message}: give the spider start requests (start_urls) or the topic seeds.txt"
                               if message.startswith("no seeds") else message) from None
             self.engine = crawl.engine
-        for request in ours:
-            url = self.engine.normalize(request.url)
-            if url in self.engine.parent and url not in self.engine.fetched and url not in self.requests:
-                self.requests[url] = request
-                request.meta[HELD] = True
-            else:  # a duplicate start URL, or one a resumed crawl has fetched or never had as a seed
-                request.meta[NOT_SEED] = True
+        with self.lock:
+            for request in ours:
+                url = self.engine.normalize(request.url)
+                if url in self.engine.parent and url not in self.engine.fetched and url not in self.requests:
+                    self.requests[url] = request
+                    request.meta[HELD] = True
+                else:  # a duplicate start URL, or one a resumed crawl has fetched or never had as a seed
+                    request.meta[NOT_SEED] = True
         return added
 
     def page_done(self, response, links: list[Request]) -> None:
-        """A response's callback output has ended: ``links`` are the policy's requests it yielded."""
-        engine = self.engine
-        if engine is None:
-            return
+        """A response's callback output has ended: ``links`` are the policy's requests it yielded. The page reader
+        reads and records it."""
+        if self.engine is not None and self.reader is not None:
+            self.reader.submit(partial(self._read, response, links))
+
+    def _read(self, response, links: list[Request]) -> None:
+        """The page reader's job for a response: the page read, then recorded (a selection's) or adopted."""
         url = response.meta.get(SELECTION)
-        ours = url in self.dispatched
+        ours = url in self.dispatched  # only this job removes it: read without the lock
         page = Page(url=response.url, final_url=response.url, status=response.status)
         if ours or links:
             started = time.perf_counter()
-            page = _page(url if ours else response.url, response)
+            page = page_of_response(url if ours else response.url, response)  # reads nothing of the engine: no lock
+            self.page_s += time.perf_counter() - started
+        with self.lock:
+            self._record_read(url if ours else None, response, page, links)
+
+    def _record_read(self, url: str | None, response, page: Page, links: list[Request]) -> None:
+        engine = self.engine
+        if url is not None or links:  # a page's links are the requests its callback yielded, none if none
+            started = time.perf_counter()
             page.outlinks = self._links(page, links)
             self.page_s += time.perf_counter() - started
-        if ours:
+        if url is not None:
             self._record(url, page, response.meta.get("download_latency", 0.0))
         elif (source := engine.normalize(response.url)) is not None:
             # A page the policy did not choose: fetched (never again by the policy), its links reach the policy as
@@ -345,7 +391,8 @@ class FocusedScheduler(BaseScheduler):
         """A selection's download failed for good (after Scrapy's retries): a page of status 0."""
         url = request.meta.get(SELECTION)
         if url in self.dispatched:
-            self._record(url, Page(url=url, final_url=request.url, status=0, error=_download_error(exception)))
+            self.reader.submit(partial(self._record_dispatched, url, Page(
+                url=url, final_url=request.url, status=0, error=download_error(exception))))
 
     # -- internals --------------------------------------------------------------------------------------------
     def _prepare(self, spider) -> None:
@@ -366,6 +413,10 @@ class FocusedScheduler(BaseScheduler):
             raise SettingsError("FOCUSCRAWL_TOPIC is not set: name a topic directory (focuscrawl topic init)")
         if settings.get("FOCUSCRAWL_HOSTS_MAP"):
             LoopbackDownloadHandler.read_map(settings["FOCUSCRAWL_HOSTS_MAP"])
+        self.read_queue = settings.getint("FOCUSCRAWL_READ_QUEUE", READ_QUEUE)
+        if self.read_queue < 0:
+            raise SettingsError(f"FOCUSCRAWL_READ_QUEUE is {self.read_queue}: give the pages the page reader may "
+                                "hold (0: none, pages read in the reactor thread)")
         overrides = settings.getdict("FOCUSCRAWL_SETTINGS")
         budget = settings.get("FOCUSCRAWL_BUDGET")
         self.settings = load_config(RunSettings, settings.get("FOCUSCRAWL_CONFIG"), (),
@@ -402,7 +453,14 @@ class FocusedScheduler(BaseScheduler):
                     and url not in self.dispatched):
                 self.requests[url] = request
 
+    def _record_dispatched(self, url: str, page: Page, probe: bool = False) -> None:
+        """The page reader's job for a selection that ended without a response, or a soft-404 probe's answer."""
+        with self.lock:
+            if url in self.dispatched or (probe and url in self.engine.in_flight):
+                self._record(url, page)
+
     def _record(self, url: str, page: Page, fetch_s: float = 0.0) -> None:
+        """Record a page in the engine (the page reader's thread, with the lock held)."""
         self.dispatched.pop(url, None)
         started, fetched_at = time.perf_counter(), time.time()
         # the wall clock: the host breaker's seconds (kept in JOBDIR's snapshot, so a resumed crawl goes on with them)
@@ -421,96 +479,61 @@ class FocusedScheduler(BaseScheduler):
             except Exception as exc:  # noqa: BLE001 - a failed probe is a page of status 0, as any failed fetch
                 page = Page(url=url, final_url=url, status=0, error=f"{type(exc).__name__}: {exc}"[:500])
             else:
-                page = _page(url, response)
-            if self.engine is not None and url in self.engine.in_flight:
-                self._record(url, page)
+                page = page_of_response(url, response)
+            self.reader.submit(partial(self._record_dispatched, url, page, probe=True))
 
         deferred_from_coro(fetch())
+
+    def _wake(self) -> None:
+        """Have Scrapy ask for a request again (the page reader has recorded a page). Scrapy has no public call for
+        it: without it, the next request would wait for Scrapy's 5-second heartbeat."""
+        slot = getattr(self.crawler.engine, "_slot", None)
+        if slot is not None and slot.closing is None:
+            slot.nextcall.schedule()
+
+    def _reader_failed(self, exc: BaseException) -> None:
+        """The page reader's job raised (a bug): one error line, and the spider closes."""
+        logger.error("focuscrawl: reading and recording pages failed: %s: %s; the spider closes",
+                     type(exc).__name__, exc, exc_info=(type(exc), exc, exc.__traceback__))
+        engine = self.crawler.engine
+        if engine is not None and self.spider is not None:
+            deferred_from_coro(engine.close_spider_async(reason=READER_FAILED))
 
     def _idle(self) -> None:
         """Nothing is in progress in Scrapy: a selection not recorded yet was lost on the way (an exception in a
         downloader middleware's process_response), and is a failed page; then the crawl goes on if it may."""
+        if self.failed is not None:
+            raise CloseSpider(READER_FAILED)
+        if self.reader is None:
+            return
+        self.reader.drain()  # the pages handed over are recorded: a selection left is lost
         lost = list(self.dispatched)
         for url in lost:
-            self._record(url, Page(url=url, final_url=url, status=0, error="no answer reached the spider"))
+            self.reader.submit(partial(self._record_dispatched, url, Page(url=url, final_url=url, status=0,
+                                                                         error="no answer reached the spider")))
+        self.reader.drain()
         if lost and self.has_pending_requests():
             raise DontCloseSpider
 
     def _save(self) -> None:
         """Write the engine and the requests it holds to JOBDIR (a stop; module docstring)."""
-        engine, unserialisable = self.engine, 0
-
-        def saved(request: Request | None) -> dict | None:
-            nonlocal unserialisable
-            if request is None:
-                return None
-            try:
-                return request.to_dict(spider=self.spider)
-            except ValueError:  # a callback that is not a method of the spider
-                unserialisable += 1
-                return None
-
-        in_flight = {url: saved(self.dispatched.get(url) or self.requests.get(url) or self.redo.get(url))
-                     for url in engine.in_flight}
-        state = {"version": STATE_VERSION, "identity": self.identity, "seeds": engine.context.seeds,
-                 "context_budget": engine.context.budget, "relevant": self.relevant, "snapshot": engine.snapshot(),
-                 "requests": {url: saved(request) for url, request in self.requests.items()},
-                 "in_flight": in_flight}
-        path = Path(self.jobdir) / STATE_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
-        tmp.replace(path)
-        if unserialisable:
-            logger.warning("focuscrawl: %d requests could not be kept in JOBDIR (their callbacks are not methods of "
-                           "the spider); a resumed crawl sends their URLs to the spider's parse", unserialisable)
+        with self.lock:
+            in_flight = {url: self.dispatched.get(url) or self.requests.get(url) or self.redo.get(url)
+                         for url in self.engine.in_flight}
+            write_state(Path(self.jobdir) / STATE_FILE, self.spider, self.engine, self.identity, self.relevant,
+                        self.requests, in_flight)
 
     def _resume(self, path: Path, spider) -> None:
-        try:
-            state = pickle.loads(path.read_bytes())
-        except Exception as exc:  # noqa: BLE001 - a damaged file is a user's problem to decide on, in one line
-            raise SettingsError(f"{path} cannot be read ({type(exc).__name__}); delete it to start the crawl "
-                                "again") from None
-        if state.get("version") != STATE_VERSION:
-            raise SettingsError(f"{path} was written by another version of focuscrawl.scrapy; use a new JOBDIR")
-        if state["identity"] != self.identity:
-            changed = [key for key in self.identity if state["identity"].get(key) != self.identity[key]]
-            raise SettingsError(f"JOBDIR holds a focused crawl with another {' and '.join(changed)}; resume it as it "
-                                "was, or use a new JOBDIR")
+        state = read_state(path, self.identity)
         crawl = build_crawl(self.settings, self.plan, self.topic, state["seeds"], classifiers=self.classifiers,
                             context_budget=state["context_budget"])
         crawl.engine.restore(state["snapshot"])
         self.engine, self.relevant = crawl.engine, state["relevant"]
-
-        def loaded(data: dict | None) -> Request | None:
-            return None if data is None else request_from_dict(data, spider=spider)
-
-        self.requests = {url: request for url, data in state["requests"].items()
-                         if (request := loaded(data)) is not None}
-        self.redo = {url: loaded(data) for url, data in state["in_flight"].items()}
+        self.requests = {url: request for url, request in read_requests(state["requests"], spider).items()
+                         if request is not None}
+        self.redo = read_requests(state["in_flight"], spider)
         logger.info("focuscrawl: resuming a crawl of %d pages, %d in its frontier", self.engine.stats.steps,
                     self.engine.frontier_size)
-
-
-def _page(url: str, response) -> Page:
-    """The Page of a Scrapy response to ``url``, read as focuscrawl's fetcher reads an answer (a 429 or 503's
-    Retry-After too, which the host breaker honours)."""
-    links = b", ".join(response.headers.getlist(b"Link")).decode("latin-1") or None
-    retry_after = parse_retry_after(response.headers.get(b"Retry-After", b"").decode("latin-1")) \
-        if response.status in (429, 503) else None
-    return page_from_body(url, response.url, response.status,
-                          response.headers.get(b"Content-Type", b"").decode("latin-1"), response.body, PAGE_PARSING,
-                          link_header=links, error=retry_after_error(retry_after) if retry_after is not None else "")
-
-
-def _download_error(exception: BaseException) -> str:
-    """A failed download's error, in the engine's words for a refusal of the crawler's own (robots.txt, the
-    address guard, another middleware's IgnoreRequest): a refusal is not the host failing (HostHealth)."""
-    if isinstance(exception, IgnoreRequest):
-        message = str(exception)
-        if "robots.txt" in message:
-            return "disallowed by robots.txt"
-        return message if message.startswith("refused") else f"refused by Scrapy: {message}"[:500]
-    return f"{type(exception).__name__}: {exception}"[:500]
 
 
 def _names(component: Any, path: str) -> bool:
@@ -570,42 +593,3 @@ class FocusedDownloaderMiddleware:
         scheduler = _SCHEDULERS.get(self.crawler)
         if scheduler is not None:
             scheduler.download_failed(request, exception)
-
-
-class LoopbackDownloadHandler(HTTP11DownloadHandler):
-    """Crawls a web served on loopback by ``focuscrawl web serve --map`` (``FOCUSCRAWL_HOSTS_MAP``): each request
-    goes to the address serving its host, the Host header kept (https said with X-Forwarded-Proto), as DNS and TLS
-    would on the web, so that Scrapy's slots, filters and redirects all see the web's own URLs. A host the map does
-    not have is refused: nothing leaves loopback."""
-
-    def __init__(self, crawler):
-        super().__init__(crawler)
-        self.hosts = self.read_map(crawler.settings["FOCUSCRAWL_HOSTS_MAP"])
-
-    @staticmethod
-    def read_map(path: str) -> dict[str, str]:
-        hosts = read_hosts_map(Path(path))
-        for host, address in hosts.items():
-            ip = str(address).rsplit(":", 1)[0]
-            try:
-                loopback = ipaddress.ip_address(ip).is_loopback
-            except ValueError:
-                loopback = False
-            if not loopback:
-                raise SettingsError(f"{path}: {host} maps to {address}, not a loopback address")
-        return hosts
-
-    async def download_request(self, request: Request):
-        parts = urlsplit(request.url)
-        address = self.hosts.get(parts.hostname or "")
-        if address is None:
-            raise IgnoreRequest(f"not a host of the served web: {parts.hostname}")
-        headers = request.headers.copy()
-        headers["Host"] = parts.netloc
-        if parts.scheme == "https":
-            headers["X-Forwarded-Proto"] = "https"
-        sent = request.replace(url=urlunsplit(("http", address, parts.path or "/", parts.query, "")), headers=headers)
-        response = await super().download_request(sent)
-        if "download_latency" in sent.meta:
-            request.meta["download_latency"] = sent.meta["download_latency"]
-        return response.replace(url=request.url)

@@ -154,7 +154,7 @@ class TopicSimilarity:
         """Cosines of documents given as their in-vocabulary (column, tf-idf weight) pairs, document after
         document (``lengths`` pairs each), and their tf-idf norms."""
         scores = np.zeros((len(lengths), self.matrix.shape[1]))
-        if ids:
+        if len(ids):
             # Sparse x dense without scipy's per-call overhead: gather the topic rows, sum per document.
             weighted = self.matrix[np.asarray(ids)] * np.asarray(vals)[:, None]
             starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
@@ -200,14 +200,23 @@ class TopicSimilarity:
             norms[i] = math.sqrt(squared)
         return self._scores(ids, vals, lengths, norms)
 
-    def _link_term(self, word: str) -> tuple[int, float] | None:
-        """The column and idf of a raw word's folded term, None for a stop word or a term outside the vocabulary;
-        remembered."""
-        if len(self._link_terms) >= WORD_CACHE_SIZE:
-            self._link_terms.clear()
+    def link_scores(self, ids: np.ndarray, vals: np.ndarray, lengths: np.ndarray, norms: np.ndarray) -> np.ndarray:
+        """``links`` of texts given as their terms' (column, tf-idf weight) pairs, text after text (``lengths``
+        pairs each), and their norms, as ``_link_cosine`` computes them (for a caller that tokenised the texts
+        itself: ``strategies.adaptive.linkwords``)."""
+        return np.clip(self._scores(ids, vals, lengths, norms) / self.link_scale, 0.0, 1.0)
+
+    def link_term(self, word: str) -> tuple[int, float] | None:
+        """The column and idf of a raw word's folded term, None for a stop word or a term outside the vocabulary."""
         folded = _fold(word)
         index = self.vocab.get(folded) if folded is not None else None
-        entry = self._link_terms[word] = None if index is None else (index, float(self.idf[index]))
+        return None if index is None else (index, float(self.idf[index]))
+
+    def _link_term(self, word: str) -> tuple[int, float] | None:
+        """``link_term``, remembered."""
+        if len(self._link_terms) >= WORD_CACHE_SIZE:
+            self._link_terms.clear()
+        entry = self._link_terms[word] = self.link_term(word)
         return entry
 
 

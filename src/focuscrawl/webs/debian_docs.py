@@ -21,15 +21,22 @@ import io
 import posixpath
 import re
 import tarfile
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from focuscrawl.html import decode_html, parse_document
 from focuscrawl.urls import normalize_url
 from focuscrawl.webs.debian import MIRROR, Package, _find, _get, build_debian, read_text, stanzas
+from focuscrawl.webs.debian_docs_links import (
+    SiteTree,
+    UpstreamLinks,
+    learn_upstream_roots,
+    related_projects,
+    relation_indexes,
+)
 from focuscrawl.webs.store import WebWriter
 
 POOL = MIRROR.removesuffix("/dists")
@@ -77,12 +84,22 @@ REFERENCE_PATH = re.compile(
     r"|(^|/)(package-summary|package-tree|package-frame|allclasses|index-all|constant-values|genindex|py-modindex)"
     r"|(^|/)[A-Z][A-Za-z0-9]+(\.[A-Za-z0-9]+)*\.html?$")
 
+ABSOLUTE_HREF = re.compile(rb"""href\s*=\s*["']?((?:https?:)?//[^"'\s>]+)""", re.IGNORECASE)
+
 
 DOCS_SOURCE = (
     " Plus documentation sites: the HTML under /usr/share/doc of Debian documentation packages (.deb from the "
     "pool, SHA256 checked against Packages), each at docs.PROJECTHOST/PROJECTPATH/ with its own links, linked "
     "both ways with its project page; labelled kind.doc and kind.reference (generated API pages) or "
     "kind.guide, never with a topic: a topic's pages are its projects."
+)
+
+
+ENTRY_SOURCE = (
+    " Entry links: a documentation page's external link to a project's Homepage goes to its project page, and "
+    "one into a documentation site's upstream location (learned from the links) to the web's copy of the page; "
+    "project pages of packages Debian relates to a documentation package (same source, a relation to it or to "
+    "a binary it documents) link to its site."
 )
 
 
@@ -234,10 +251,15 @@ def page_kind(relative: str) -> str:
     return "kind.reference" if REFERENCE_PATH.search(relative) else "kind.guide"
 
 
+def _html_folder(files: dict[str, bytes]) -> str:
+    """The package's HTML folder: the deepest folder holding all its HTML files."""
+    return posixpath.commonpath([posixpath.dirname(p) for p in files]) if files else ""
+
+
 def _site_pages(files: dict[str, bytes], root: str, max_pages: int) -> dict[str, str]:
     """The pages kept of one package's HTML files: path -> URL under ``root``, at most ``max_pages``, taken in
     breadth-first order of their links from the shallowest index page, so that what is kept hangs together."""
-    base_dir = posixpath.commonpath([posixpath.dirname(p) for p in files]) if files else ""
+    base_dir = _html_folder(files)
     url_of = {path: normalize_url(root + posixpath.relpath(path, base_dir)) or root for path in files}
     path_of = {url: path for path, url in url_of.items()}
     start = min(files, key=lambda p: (p.count("/"), not posixpath.basename(p).startswith("index"), p))
@@ -276,32 +298,84 @@ class DocSite:
     reference: int
     sha256: str
     matches_packages: bool
+    # entry links (focuscrawl.webs.debian_docs_links): the upstream roots learned, the site's external links
+    # mapped onto the web's pages, and the project pages that link in by a Debian relation, by relation
+    upstream_roots: list[str] = field(default_factory=list)
+    links_mapped: dict[str, int] = field(default_factory=dict)
+    links_in_by_relation: dict[str, int] = field(default_factory=dict)
 
 
-def write_doc_site(writer: WebWriter, package: str, files: dict[str, bytes], project: str,
-                   project_title: str, max_pages: int) -> tuple[str, int, int]:
-    """Add one package's HTML documentation as the site under ``doc_site_url(project)``, linked both ways
-    with the project page. Returns (index URL, pages written, reference pages)."""
+@dataclass
+class _WrittenSite:
+    """A site whose pages are written and whose links wait for every site to be known (the mapping of one
+    site's external links needs all sites' upstream roots)."""
+
+    tree: SiteTree
+    title: str
+    links: list[tuple[str, list[tuple[str, str, bool]]]]  # page URL -> its links: (URL, anchor, in the site)
+
+
+def write_doc_pages(writer: WebWriter, package: str, source: str, files: dict[str, bytes], project: str,
+                    project_title: str, max_pages: int) -> tuple[_WrittenSite, int]:
+    """Add one package's HTML documentation as the pages of the site under ``doc_site_url(project)``. Returns
+    the site with its pages' links still to write, and how many of its pages are reference pages."""
     root = doc_site_url(project)
+    own_host = urlsplit(root).hostname
     kept = _site_pages(files, root, max_pages)
     kept_urls = {url: path for path, url in kept.items()}
-    reference = 0
+    base_dir = _html_folder(files)
+    tree = SiteTree(package, source, project, next(iter(kept.values())),
+                    {posixpath.relpath(path, base_dir) for path in files},
+                    {posixpath.relpath(path, base_dir): url for path, url in kept.items()})
+    site, reference = _WrittenSite(tree, project_title, []), 0
     for path, url in kept.items():
         parsed = parse_document(decode_html(files[path]), url, max_links=5000)
         kind = page_kind(url.removeprefix(root))
         reference += kind == "kind.reference"
         writer.add_page(url, title=parsed.title or posixpath.basename(path), text=parsed.text,
                         labels={"kind.doc", kind, f"docs.{package}"})
+        links, absolute = [], None
         for link in parsed.links:
             target = _page_path(link.url, kept_urls)
             if target is not None:
-                writer.add_link(url, kept[target], link.anchor)
-            elif urlsplit(link.url).hostname != urlsplit(root).hostname:  # off-site: kept, a 404 if not in the web
-                writer.add_link(url, link.url.split("#", 1)[0], link.anchor)
-    index = next(iter(kept.values()))
-    writer.add_link(index, project, f"{project_title} home page")
-    writer.add_link(project, index, f"{project_title} documentation")
-    return index, len(kept), reference
+                links.append((kept[target], link.anchor, True))
+                continue
+            target = link.url.split("#", 1)[0]
+            if urlsplit(target).hostname == own_host:
+                # on the site's own host: an upstream URL written out in full (docs.scipy.org/doc/scipy/...), or a
+                # relative link to a file the site did not keep, which names no upstream page: dropped
+                absolute = _absolute_hrefs(files[path]) if absolute is None else absolute
+                if target not in absolute:
+                    continue
+            links.append((target, link.anchor, False))
+        site.links.append((url, links))
+    return site, reference
+
+
+def _absolute_hrefs(html: bytes) -> set[str]:
+    """The page's links written as absolute URLs (``https://...``, ``//host/...``), normalised, no fragment."""
+    found = set()
+    for href in ABSOLUTE_HREF.findall(html):
+        url = normalize_url(href.decode("utf-8", errors="replace").replace("&amp;", "&"), "https://absolute.invalid/")
+        if url is not None:
+            found.add(url.split("#", 1)[0])
+    return found
+
+
+def write_doc_links(writer: WebWriter, site: _WrittenSite, upstream: UpstreamLinks | None) -> None:
+    """Write a site's links: its own, then each external link onto the web's page for it (``upstream``), else
+    as it is (a 404 dead end) unless it names the site's own host; and the links between index and project."""
+    tree = site.tree
+    own_host = urlsplit(tree.index).hostname
+    for url, links in site.links:
+        for target, anchor, internal in links:
+            mapped = None if internal or upstream is None else upstream.target(target, tree)
+            if internal or mapped is not None:
+                writer.add_link(url, mapped or target, anchor)
+            elif urlsplit(target).hostname != own_host:  # off-site: kept, a 404 if not in the web
+                writer.add_link(url, target, anchor)
+    writer.add_link(tree.index, tree.project, f"{site.title} home page")
+    writer.add_link(tree.project, tree.index, f"{site.title} documentation")
 
 
 def _project_of(package: str, source: str, projects: dict[str, list[str]], packages: dict[str, Package]) -> str | None:
@@ -315,7 +389,7 @@ def _project_of(package: str, source: str, projects: dict[str, list[str]], packa
     return None
 
 
-def _add_doc_sites(src: Path, max_pages: int, sites: list[DocSite]):
+def _add_doc_sites(src: Path, max_pages: int, sites: list[DocSite], entry_links: bool):
     """The hook ``build_debian`` calls with its writer: adds every .deb under ``src/debs`` as a doc site."""
     debs = sorted((Path(src) / DEBS).glob("*.deb"))
     if not debs:
@@ -324,6 +398,7 @@ def _add_doc_sites(src: Path, max_pages: int, sites: list[DocSite]):
     index = deb_index(src, names)
 
     def add(writer: WebWriter, projects: dict[str, list[str]], packages: dict[str, Package]) -> None:
+        written = []
         for path in debs:
             package = path.name.split("_", 1)[0]
             info = index.get(package)
@@ -336,24 +411,53 @@ def _add_doc_sites(src: Path, max_pages: int, sites: list[DocSite]):
             if not files:
                 raise DocsBuildError(f"{path}: no HTML under /{DOC_ROOT}")
             title = packages[package].source if package in packages else info.source
-            index_url, pages, reference = write_doc_site(writer, package, files, project, title, max_pages)
+            site, reference = write_doc_pages(writer, package, info.source, files, project, title, max_pages)
+            written.append(site)
             digest = _file_sha256(path)
-            sites.append(DocSite(package, project, doc_site_url(project), index_url, len(files), pages, reference,
-                                 digest, digest == info.sha256))
+            sites.append(DocSite(package, project, doc_site_url(project), site.tree.index, len(files),
+                                 len(site.tree.kept), reference, digest, digest == info.sha256))
+        _write_links(writer, written, sites, projects, packages, entry_links)
         writer.set_meta("name", "debian-docs")
         writer.set_meta("builder", "focuscrawl.webs.debian_docs.build_debian_docs")
-        writer.set_meta("source", writer.meta_value("source") + DOCS_SOURCE)
-        writer.set_meta("docs", {"max_pages_per_site": max_pages, "sites": [vars(site) for site in sites],
-                                 "pool": POOL})
+        writer.set_meta("source", writer.meta_value("source") + DOCS_SOURCE + (ENTRY_SOURCE if entry_links else ""))
+        writer.set_meta("docs", {"max_pages_per_site": max_pages, "entry_links": entry_links,
+                                 "sites": [vars(site) for site in sites], "pool": POOL})
 
     return add
 
 
+def _write_links(writer: WebWriter, written: list[_WrittenSite], sites: list[DocSite],
+                 projects: dict[str, list[str]], packages: dict[str, Package], entry_links: bool) -> None:
+    """Every site's links; with ``entry_links``, external links mapped onto the web's pages and links in from
+    the project pages Debian relates to each documentation package (``focuscrawl.webs.debian_docs_links``)."""
+    upstream = None
+    if entry_links:
+        learn_upstream_roots([site.tree for site in written],
+                             (target for site in written for _, links in site.links
+                              for target, _, internal in links if not internal))
+        upstream = UpstreamLinks([site.tree for site in written], projects)
+    for site in written:
+        write_doc_links(writer, site, upstream)
+    if upstream is None:
+        return
+    named_by, by_source = relation_indexes(projects, packages)
+    for site, record in zip(written, sites):
+        record.upstream_roots = site.tree.roots
+        record.links_mapped = vars(upstream.counts[site.tree.package])
+        relations = related_projects(site.tree, projects, packages, named_by, by_source)
+        for url in relations:
+            writer.add_link(url, site.tree.index, f"{site.title} documentation")
+        record.links_in_by_relation = dict(sorted(Counter(relations.values()).items()))
+
+
 def build_debian_docs(src: Path, out: Path, overwrite: bool = False, *,
-                      max_pages_per_site: int = DEFAULT_MAX_PAGES_PER_SITE, reverse_links: int = 20) -> Path:
-    """The Debian web of ``src``'s index plus a documentation site per .deb under ``src/debs``."""
+                      max_pages_per_site: int = DEFAULT_MAX_PAGES_PER_SITE, reverse_links: int = 20,
+                      entry_links: bool = True) -> Path:
+    """The Debian web of ``src``'s index plus a documentation site per .deb under ``src/debs``; with
+    ``entry_links`` (the default), entered as the real data says (``focuscrawl.webs.debian_docs_links``),
+    else only from its project page."""
     if max_pages_per_site < 1:
         raise ValueError("max_pages_per_site must be 1 or more")
     sites: list[DocSite] = []
     return build_debian(src, out, overwrite, reverse_links=reverse_links,
-                        extend=_add_doc_sites(Path(src), max_pages_per_site, sites))
+                        extend=_add_doc_sites(Path(src), max_pages_per_site, sites, entry_links))

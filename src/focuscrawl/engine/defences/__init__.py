@@ -11,7 +11,11 @@ in that order, and their state (checkpointed with the crawl). The built-in ones,
   (``focuscrawl.urls.strip_tracking_and_session``), so copies under them are one URL;
 - host health (``hosts``, 200): back off from a failing host, then close it;
 - link farms (``farms``, 300): a host whose pages read as stuffed keywords, not text, is closed;
-- trap patterns (``traps``, 400): a URL pattern that keeps yielding nothing new loses its allowance;
+- trap patterns (``traps``, 400): a URL pattern that keeps yielding nothing new loses its allowance (a page that
+  copies the text of its family's earlier pages yields nothing; one of distinct text does); a listing's sort and
+  filter parameters, once its views show them, make the views of a known URL "view variants", never fetched;
+- listings (``listings``, 450): a path shape (``/tag/{x}.html``) whose pages quote their host's other pages and
+  link to known URLs gets an allowance of a few such listings; its other URLs are refused ("listing");
 - URL aliases (``aliases``, 500): rules learned from the copies found (mirror hosts, ``dir/index.html`` twins)
   rewrite the URLs met after them, so that further copies are one URL and cost no fetch;
 - near-duplicates (``copies``, 600): a page whose text is a near-copy of a page fetched before;
@@ -37,13 +41,16 @@ from focuscrawl.engine.defences.duplicates import NearDuplicates, NearDuplicateS
 from focuscrawl.engine.defences.farms import LinkFarms, LinkFarmSettings
 from focuscrawl.engine.defences.hosts import HostHealth, HostHealthSettings, is_failure
 from focuscrawl.engine.defences.hygiene import UrlHygiene, UrlHygieneSettings
+from focuscrawl.engine.defences.listings import Listings, ListingSettings
 from focuscrawl.engine.defences.pipeline import (
     DUPLICATE,
     HOST_FAILING,
     LINK_FARM,
+    LISTING,
     PROBE,
     SOFT_404,
     TRAP_PATTERN,
+    VIEW_VARIANT,
     Crawl,
     Defence,
     Defences,
@@ -53,14 +60,17 @@ from focuscrawl.engine.defences.pipeline import (
 from focuscrawl.engine.defences.soft404 import Soft404, Soft404Settings
 from focuscrawl.engine.defences.traps import TrapPatterns, TrapSettings, url_patterns
 
-__all__ = ["DEFAULT_ORDER", "DUPLICATE", "HOST_FAILING", "LINK_FARM", "PROBE", "SOFT_404", "TRAP_PATTERN", "CanonicalSettings", "Crawl",
+__all__ = ["DEFAULT_ORDER", "DUPLICATE", "HOST_FAILING", "LINK_FARM", "LISTING", "PROBE", "SOFT_404", "TRAP_PATTERN",
+           "VIEW_VARIANT", "CanonicalSettings", "Crawl",
            "Defence", "DefenceSettings", "Defences", "Fetch", "HostHealthSettings", "LinkFarmSettings",
-           "NearDuplicateSettings", "Soft404Settings", "TrapSettings", "UrlAliasSettings", "UrlHygieneSettings",
+           "ListingSettings", "NearDuplicateSettings", "Soft404Settings", "TrapSettings", "UrlAliasSettings",
+           "UrlHygieneSettings",
            "duplicate_of", "is_failure", "url_patterns"]
 
 # The built-in defences' positions: hooks on URLs run from the lowest up, hooks on pages from the highest down
 # (``pipeline``). This order is the one the engine always consulted them in: changing it changes crawls.
-DEFAULT_ORDER = {"url_hygiene": 100, "host_health": 200, "link_farms": 300, "traps": 400, "url_aliases": 500,
+DEFAULT_ORDER = {"url_hygiene": 100, "host_health": 200, "link_farms": 300, "traps": 400, "listings": 450,
+                 "url_aliases": 500,
                  "near_duplicates": 600, "canonical": 700, "soft_404": 800}
 
 
@@ -89,6 +99,7 @@ class DefenceSettings(BaseModel):
     host_health: HostHealthSettings = Field(default_factory=HostHealthSettings)
     soft_404: Soft404Settings = Field(default_factory=Soft404Settings)
     traps: TrapSettings = Field(default_factory=TrapSettings)
+    listings: ListingSettings = Field(default_factory=ListingSettings)
     link_farms: LinkFarmSettings = Field(default_factory=LinkFarmSettings)
     order: dict[str, int] = Field(
         default_factory=lambda: dict(DEFAULT_ORDER),
@@ -126,6 +137,7 @@ class DefenceSettings(BaseModel):
             "host_health": lambda: HostHealth(self.host_health),
             "link_farms": lambda: LinkFarms(self.link_farms),
             "traps": lambda: TrapPatterns(self.traps, budget, self.near_duplicates.min_shingles),
+            "listings": lambda: Listings(self.listings, budget, self.near_duplicates.min_shingles),
             "url_aliases": lambda: UrlAliases(self.url_aliases),
             "near_duplicates": lambda: NearDuplicateCheck(index),
             "canonical": lambda: Canonical(self.canonical, index),

@@ -4,14 +4,23 @@ A near-duplicate caught after its fetch has still cost that fetch. Most copies o
 URL rules, not from its pages: a host answers under ``www.`` and bare, under ``http`` and ``https``; a directory
 answers as ``dir/`` and ``dir/index.html``, a page as ``page.html`` and ``page.html/``. Bar-Yossef, Keidar and
 Schonfeld (WWW 2007, "Do not crawl in the DUST: different URLs with similar text") learn such rules from pairs of
-URLs with the same text and rewrite URLs with them before fetching. This is that idea with two kinds of rule, each
-learned per site from the copies the near-duplicate defence confirms (a copy and the page it copies):
+URLs with the same text and rewrite URLs with them before fetching. This is that idea with these kinds of rule,
+each learned per site from the copies the near-duplicate defence confirms (a copy and the page it copies):
 
 - *host alias*: the two URLs differ only in scheme and a leading ``www.`` (``http://www.example.org/a`` is a copy of
-  ``https://example.org/a``): every URL of the copy's scheme and host is rewritten to the original's;
+  ``https://example.org/a``), or in one more leading label on one registered domain (``m.``, ``en.``, ``www2.``:
+  ``host_prefixes``): every URL of the copy's scheme and host is rewritten to the original's;
 - *tail rule*: the same scheme and host, and one path is the other with a tail added (``dir/index.html`` and
   ``dir/``, ``page.htm/`` and ``page.htm``): on that host, a path that ends with the copy's tail after a last segment
-  of the same kind (its file extension, or none) is rewritten to the original's tail.
+  of the same kind (its file extension, or none) is rewritten to the original's tail;
+- *ignorable parameter* (``parameters``): the same scheme, host and path, and one query is the other with one
+  parameter more (``?ref=home``, ``?lang=en``, ``?print=1``): on that host, the parameter leaves every URL;
+- *case-blind paths* (``lower_case``): the same but for the case of the path (``/About.html``, ``/about.html``): on
+  that host, paths are lower-cased.
+
+No rule joins two registered domains: the hosts of a host alias share theirs, the other kinds keep the host. Two
+sites whose pages are copies (a syndicated article, a mirror on another domain) are caught page by page, each
+after its fetch, by the near-duplicate defence, never by a rule that rewrites URLs no page was fetched under.
 
 A rule is used once ``min_support`` distinct pairs have shown it (one pair can be a page that happens to be two
 things: a site's home page copied at ``/welcome.html``). The first form fetched is the one kept, and a rule whose
@@ -29,11 +38,12 @@ from __future__ import annotations
 from collections import Counter
 from posixpath import splitext
 from typing import Annotated
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from focuscrawl.engine.defences.pipeline import DUPLICATE, SOFT_404, Crawl, Defence, Fetch, duplicate_of
+from focuscrawl.urls import normalize_url, registered_domain
 
 _MAX_TAIL = 20  # characters of a tail rule's tail: "index.html", "/", "default.aspx"; a longer one is another page
 
@@ -46,6 +56,13 @@ class UrlAliasSettings(BaseModel):
     enabled: bool = True
     min_support: Annotated[int, Field(ge=1)] = Field(
         3, description="distinct copy pairs that must show a rule before URLs are rewritten with it")
+    parameters: bool = Field(
+        True, description="learn 'parameter X is ignorable on host H' from copies one query parameter apart")
+    lower_case: bool = Field(
+        True, description="learn 'paths are case-blind on host H' from copies at a path and its lower-case form")
+    host_prefixes: bool = Field(
+        True, description="learn host aliases across a leading host label (m., en., www2.) on one registered "
+                          "domain, besides www.")
 
 
 def _host(netloc: str) -> str:
@@ -62,14 +79,47 @@ HostRule = tuple[str, str]  # (scheme, netloc)
 TailRule = tuple[str, str, str, str]  # (netloc, kind of what precedes the tail, tail of the copy, tail of the original)
 
 
-def rule_of(copy: str, original: str) -> tuple[str, tuple] | None:
-    """The rule a copy and its original show, if they show one: ("host", (from, to)) or ("tail", rule)."""
+def _same_host(a: str, b: str, prefixes: bool) -> bool:
+    """Two hosts one site answers under: the same but for a leading ``www.``, or (``prefixes``) for one leading
+    label, on one registered domain (``m.example.org`` and ``example.org``; never ``a.test`` and ``b.test``)."""
+    if _host(a) == _host(b):
+        return True
+    if not prefixes:
+        return False
+    short, long = sorted((_host(a), _host(b)), key=len)
+    return long.endswith("." + short) and "." not in long[:-len(short) - 1] and \
+        registered_domain(short) == registered_domain(long) != ""
+
+
+def _query_apart(a: str, b: str) -> str | None:
+    """The one parameter one query has and the other has not, the rest the same; or None."""
+    qa, qb = parse_qsl(a, keep_blank_values=True), parse_qsl(b, keep_blank_values=True)
+    more, fewer = (qa, qb) if len(qa) > len(qb) else (qb, qa)
+    if len(more) != len(fewer) + 1:
+        return None
+    extra = [pair for pair in more if pair not in fewer]
+    if len(extra) != 1 or [pair for pair in more if pair != extra[0]] != fewer:
+        return None
+    return extra[0][0]
+
+
+def rule_of(copy: str, original: str, settings: UrlAliasSettings | None = None) -> tuple[str, tuple] | None:
+    """The rule a copy and its original show, if they show one: ("host", (from, to)), ("tail", rule),
+    ("param", (netloc, name)) or ("lower", (netloc,)). Never a rule between two registered domains."""
+    settings = settings or UrlAliasSettings()
     a, b = urlsplit(copy), urlsplit(original)
     if (a.path, a.query) == (b.path, b.query) and (a.scheme, a.netloc) != (b.scheme, b.netloc) \
-            and _host(a.netloc) == _host(b.netloc):
+            and _same_host(a.netloc, b.netloc, settings.host_prefixes):
         return "host", ((a.scheme, a.netloc), (b.scheme, b.netloc))
-    if (a.scheme, a.netloc, a.query) != (b.scheme, b.netloc, b.query) or a.path == b.path:
+    if (a.scheme, a.netloc) != (b.scheme, b.netloc):
         return None
+    if a.path == b.path:
+        apart = _query_apart(a.query, b.query) if settings.parameters else None
+        return ("param", (a.netloc, apart)) if apart else None
+    if a.query != b.query:
+        return None
+    if a.path.lower() == b.path.lower() and settings.lower_case:
+        return "lower", (a.netloc,)
     short, long = sorted((a.path, b.path), key=len)
     if not long.startswith(short) or len(long) - len(short) > _MAX_TAIL:
         return None
@@ -90,10 +140,17 @@ class UrlAliases(Defence):
         self.tails: dict[str, list[TailRule]] = {}  # netloc -> its tail rules in use
         self.rewritten: dict[str, HostRule] = {}  # URL made by a host alias -> the host form it was rewritten from
         self.retired: set[frozenset[HostRule]] = set()  # host aliases a not-found page disproved
+        self.ignored: dict[str, set[str]] = {}  # netloc -> query parameters its copies showed to be ignorable
+        self.lower: set[str] = set()  # netlocs whose copies showed their paths to be case-blind
+
+    def __setstate__(self, state: dict) -> None:
+        state.setdefault("ignored", {})  # a checkpoint from before the rules from evidence
+        state.setdefault("lower", set())
+        self.__dict__.update(state)
 
     def learn(self, copy: str, original: str) -> bool:
         """Count the rule a confirmed copy shows; True when that puts a new rule in use."""
-        found = rule_of(copy, original)
+        found = rule_of(copy, original, self.settings)
         if found is None:
             return False
         kind, rule = found
@@ -110,6 +167,10 @@ class UrlAliases(Defence):
             if self.hosts.get(target) == source or source in self.hosts:
                 return False  # its reverse, or another target for the same host, is in use: keep what is
             self.hosts[source] = target
+        elif kind == "param":
+            self.ignored.setdefault(rule[0], set()).add(rule[1])
+        elif kind == "lower":
+            self.lower.add(rule[0])
         else:
             netloc, kind_, copy_tail, original_tail = rule
             rules = self.tails.setdefault(netloc, [])
@@ -120,14 +181,21 @@ class UrlAliases(Defence):
 
     def rewrite(self, url: str) -> str:
         """``url`` with the rules in use applied: its host alias, then its host's first tail rule that fits."""
-        if not self.hosts and not self.tails:
+        if not self.hosts and not self.tails and not self.ignored and not self.lower:
             return url
         parts = urlsplit(url)
         source = (parts.scheme, parts.netloc)
         target = self.hosts.get(source)
         if target is not None:
             parts = parts._replace(scheme=target[0], netloc=target[1])
-        path = parts.path
+        path = parts.path.lower() if parts.netloc in self.lower else parts.path
+        ignored = self.ignored.get(parts.netloc)
+        if ignored and parts.query:
+            pairs = parse_qsl(parts.query, keep_blank_values=True)
+            kept = [(k, v) for k, v in pairs if k not in ignored]
+            if len(kept) < len(pairs):
+                parts = urlsplit(normalize_url(urlunsplit(parts._replace(query=urlencode(kept)))) or url)
+        parts = parts._replace(path=path)
         for _, kind, copy_tail, original_tail in self.tails.get(parts.netloc, ()):
             if not path.endswith(copy_tail):
                 continue

@@ -24,6 +24,8 @@ from focuscrawl.urls import normalize_url
 # the frontier (``StepEvent.skipped``). A defence of one's own may give any other short phrase.
 SOFT_404 = "soft 404"
 TRAP_PATTERN = "trap pattern"
+VIEW_VARIANT = "view variant"  # a known URL with sort or filter parameters added (traps)
+LISTING = "listing"  # a URL of a path shape whose pages have shown their allowance of listings (listings)
 HOST_FAILING = "host failing"
 LINK_FARM = "link farm"
 PROBE = "soft-404 probe"

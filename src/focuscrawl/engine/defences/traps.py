@@ -35,6 +35,7 @@ seen. A crawl resumed with a larger budget keeps its filter (its replay must mat
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Annotated
@@ -43,13 +44,16 @@ from urllib.parse import parse_qsl, urlsplit
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from focuscrawl.engine.defences.pipeline import TRAP_PATTERN, Crawl, Defence, Fetch
+from focuscrawl.engine.defences.pipeline import TRAP_PATTERN, VIEW_VARIANT, Crawl, Defence, Fetch
+from focuscrawl.engine.defences.views import ViewParameters
 
 _DIGITS = re.compile(r"\d+")
 _HEX_ID = re.compile(r"^(?=[^/]*\d)[0-9a-fA-F-]{16,}$")
 _SAMPLE = 16  # one shingle in 16 is remembered: about 60 of a 1,000-word page
 _BITS_PER_PAGE = 640  # 10 bits per sampled shingle of a 1,000-word page: 3 probes, under 2% false "seen"
 _PROBES = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
+_FAMILY_SAMPLE = 2  # one shingle in 2 is remembered in its family: a short page (a day view) still shows enough
+_FAMILY_BITS_PER_PAGE = 1600  # 10 bits for each of the 160 a page's text (at most 310 shingles) samples
 
 
 class TrapSettings(BaseModel):
@@ -66,6 +70,19 @@ class TrapSettings(BaseModel):
                          "pages: its pages cost what they would have found elsewhere")
     min_new_text: Annotated[float, Field(ge=0, le=1)] = Field(
         0.5, description="share of a page's text never seen before in the crawl for the page to be new")
+    min_pattern_new: Annotated[float, Field(ge=0, le=1)] = Field(
+        0.3, description="share of a page's text never seen among the earlier pages of its family (host and path "
+                         "shape) below which the page copies its family and yields nothing new, whatever it links "
+                         "to (a calendar's day views); 0 turns this off")
+    distinct_records: bool = Field(
+        True, description="a page whose text is new in its family (min_pattern_new) and in the crawl "
+                          "(min_new_text), and that links out of its own patterns, yields something new even when "
+                          "it is not relevant: a pattern of distinct records (?id=N) is not a trap for being off "
+                          "the topic")
+    view_support: Annotated[int, Field(ge=0)] = Field(
+        2, description="pairs of a listing's views, one parameter apart, one listing the other's records or a part "
+                       "of them, that make that parameter a view parameter (sort, filter): a URL that is a known "
+                       "URL plus view parameters is refused ('view variant'); 0 turns this off")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -87,6 +104,52 @@ def url_patterns(url: str) -> tuple[str, ...]:
     return (f"{base}?{'&'.join(keys)}", f"{base}?*")
 
 
+def url_family(url: str) -> str:
+    """A URL's family: its host and path shape, the query left out (a listing, its facet views and its pages)."""
+    return url_patterns(url)[0].partition("?")[0]
+
+
+class Bloom:
+    """A Bloom filter of 64-bit keys (three multiplicative probes), ``2 ** bits_log2`` bits."""
+
+    def __init__(self, bits_log2: int):
+        self.bits_log2 = bits_log2
+        self.bits = np.zeros((1 << bits_log2) // 8, dtype=np.uint8)
+
+    def add(self, keys: np.ndarray) -> None:
+        for p in _PROBES:
+            index = self._index(keys, p)
+            np.bitwise_or.at(self.bits, index >> 3, np.left_shift(1, index & 7).astype(np.uint8))
+
+    def new_share(self, keys: np.ndarray) -> float:
+        """The share of ``keys`` not in the filter."""
+        seen = np.ones(len(keys), dtype=bool)
+        for p in _PROBES:
+            index = self._index(keys, p)
+            seen &= (self.bits[index >> 3] >> (index & 7).astype(np.uint8)) & 1 == 1
+        return 1.0 - float(np.mean(seen))
+
+    def _index(self, keys: np.ndarray, probe: np.uint64) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            return ((keys * probe) >> np.uint64(64 - self.bits_log2)).astype(np.int64)
+
+
+_Bloom = Bloom  # the name checkpoints made before it was shared know it by
+
+
+def keyed_sample(key: str, runs: np.ndarray) -> np.ndarray:
+    """One in ``_FAMILY_SAMPLE`` of a text's shingle hashes (Broder's sampling, so that two texts sample the same
+    ones), each under ``key`` (a family, a host): what a Bloom filter of text within that key remembers."""
+    prefix = np.uint64(zlib.crc32(key.encode()))
+    sample = runs[runs % np.uint64(_FAMILY_SAMPLE) == 0]
+    return (prefix << np.uint64(32)) | sample
+
+
+def bloom_bits_log2(budget: int) -> int:
+    """The size of a Bloom filter of sampled text for a crawl of ``budget`` pages (``_FAMILY_BITS_PER_PAGE``)."""
+    return max(16, (budget * _FAMILY_BITS_PER_PAGE - 1).bit_length())
+
+
 class TrapPatterns(Defence):
     """Pages and new yields per pattern, the closed patterns, and the text seen so far (a Bloom filter).
 
@@ -106,6 +169,27 @@ class TrapPatterns(Defence):
         self.pages = 0
         self.new_pages = 0
         self.seen = np.zeros((1 << self.bits_log2) // 8, dtype=np.uint8)
+        self._evidence(budget)
+
+    def _evidence(self, budget: int) -> None:
+        """The memories of the rules from general evidence: each family's text, and the listings' views."""
+        self.family_text = Bloom(bloom_bits_log2(budget))
+        self.views = ViewParameters(self.settings.view_support) if self.settings.view_support else None
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if "family_text" not in state:  # a checkpoint from before them: learn from here on
+            self._evidence(len(self.seen) * 8 // _BITS_PER_PAGE)
+
+    def family_new(self, url: str, runs: np.ndarray | None) -> float | None:
+        """The share of the page's text not seen among the earlier pages of its family; None when too short."""
+        if runs is None or len(runs) < self.min_shingles:
+            return None
+        keys = self._family_keys(url, runs)
+        return self.family_text.new_share(keys) if len(keys) else None
+
+    def _family_keys(self, url: str, runs: np.ndarray) -> np.ndarray:
+        return keyed_sample(url_family(url), runs)
 
     def is_closed(self, url: str) -> bool:
         return bool(self.closed) and any(p in self.closed for p in url_patterns(url))
@@ -124,14 +208,23 @@ class TrapPatterns(Defence):
             index = self._index(sample, p)
             np.bitwise_or.at(self.seen, index >> 3, np.left_shift(1, index & 7).astype(np.uint8))
 
-    def yields_new(self, url: str, new_links: Iterable[str], relevant: bool, runs: np.ndarray | None) -> bool:
-        """A page of ``url`` yields something new: a new link under another pattern, or relevant new text."""
+    def yields_new(self, url: str, new_links: Iterable[str], relevant: bool, runs: np.ndarray | None,
+                   family_new: float | None = None, links_out: bool = False) -> bool:
+        """A page of ``url`` yields something new: a new link under another pattern, relevant new text, or (with
+        ``distinct_records``) text new in its family and in the crawl on a page that links out of its patterns
+        (``links_out``: a record of a site, not a closed world of generated pages); never when it copies its
+        family's pages (``family_new``: the share of its text new in its family, None when not known)."""
+        if family_new is not None and family_new < self.settings.min_pattern_new:
+            return False
         own = set(url_patterns(url))
         if any(own.isdisjoint(url_patterns(u)) for u in new_links):
             return True
-        if not relevant:
-            return False
-        return runs is None or len(runs) < self.min_shingles or self.new_text(runs) >= self.settings.min_new_text
+        if runs is None or len(runs) < self.min_shingles:
+            return relevant
+        new_text = self.new_text(runs) >= self.settings.min_new_text
+        if new_text and family_new is not None and links_out and self.settings.distinct_records:
+            return True
+        return relevant and new_text
 
     def record(self, url: str, new: bool) -> list[str]:
         """Count a page of ``url``; returns the patterns this page closed."""
@@ -149,23 +242,47 @@ class TrapPatterns(Defence):
 
     # -- its hooks -----------------------------------------------------------------------------
     def refuse(self, url: str, host: str, crawl: Crawl) -> str:
-        return TRAP_PATTERN if self.is_closed(url) else ""
+        if self.is_closed(url):
+            return TRAP_PATTERN
+        return VIEW_VARIANT if self._view_variant(url, crawl) else ""
 
     def review(self, fetch: Fetch, crawl: Crawl) -> None:
         """Count the page (2xx, not a defence's own) under its patterns; a pattern it closes takes its pending URLs
-        out of the frontier, and the page that showed it yields nothing new: no reward, no links."""
+        out of the frontier, and the page that showed it yields nothing new: no reward, no links. A view parameter
+        its links show takes the pending view variants out of the frontier."""
         if fetch.own or not fetch.page.ok:
             return
         text = fetch.text
+        family_new = self.family_new(fetch.url, text) if self.settings.min_pattern_new or \
+            self.settings.distinct_records else None
         fresh = crawl.fresh(fetch.links, crawl.depth_of(fetch.url) + 1)  # lazily: the first way out decides
-        new = not fetch.verdict and self.yields_new(fetch.url, fresh, fetch.rewarded, text)
+        new = not fetch.verdict and self.yields_new(fetch.url, fresh, fetch.rewarded, text, family_new,
+                                                    self._links_out(fetch))
         if text is not None:
             self.remember(text)
+            if family_new is not None:
+                self.family_text.add(self._family_keys(fetch.url, text))
+        if self.views is not None and self.views.observe(fetch.url, (link.url for link in fetch.page.outlinks)):
+            fetch.skipped.extend(crawl.drop_pending(
+                lambda url: VIEW_VARIANT if self._view_variant(url, crawl) else ""))
         closed = set(self.record(fetch.url, new))
         if closed:
             fetch.skipped.extend(crawl.drop_pending(
                 lambda url: TRAP_PATTERN if not closed.isdisjoint(url_patterns(url)) else ""))
             fetch.reject(TRAP_PATTERN)
+
+    @staticmethod
+    def _links_out(fetch: Fetch) -> bool:
+        """Whether any link of the page (fetched or not) leads out of its own patterns."""
+        own = set(url_patterns(fetch.url))
+        return any(own.isdisjoint(url_patterns(link.url)) for link in fetch.page.outlinks)
+
+    def _view_variant(self, url: str, crawl: Crawl) -> bool:
+        """``url`` is a known URL, or a view of a known listing, with view parameters added (``views``)."""
+        if self.views is None:
+            return False
+        found = self.views.base_of(url)
+        return found is not None and any(form != url and crawl.known(form) for form in found)
 
     def _floor(self, fetches: int, others_new: int, others: int) -> float:
         """The share of new pages a pattern must keep: ``min_new_share``, or ``relative_share`` of the rest of the

@@ -20,6 +20,12 @@ Every frontier URL carries the evidence that some strategy of the literature rel
                      learns to trust it, towards hosts it has spent little on, so that a crawl does not stay on
                      one large host of moderately relevant pages while other hosts hold relevant ones
 
+A site that has taken a tenth of the crawl (``leave_share``) and 30 pages or more, and whose pages the agent judged
+relevant at under half the rate of the other sites' pages, is *left*: its URLs are ranked below every other
+site's until its share falls under a tenth again. ``rare`` asks the model to learn that; this does not, because on
+a web where the judge scores a large site's pages just under its threshold the model can keep trusting the site's
+other evidence (TRES's second objective: relevant sites early). A site alone in the crawl is never left.
+
 Which of them predicts relevance differs from web to web, and no single strategy wins everywhere. So the
 policy fits, online, a linear model of the fetched pages' relevance (the agent's classifier's probability) on
 all of it: recursive least squares with a weak ridge prior (``prior`` names evidence to trust from the start;
@@ -35,9 +41,10 @@ the evidence it followed ("exploring, by one kind of evidence alone: links like 
 
 Costs. The crawled graph and its neighbourhood sums are Gouriten et al.'s (``frontier.graph``, shared with
 ``gouriten``), maintained incrementally; the other evidence is computed once per link, for all of a page's new
-links at once (one classifier call, one similarity pass, one sort of their hashed words and one sum of their
-link-model weights per page, each the same numbers as link by link), and updated for the frontier URLs a page
-links to again. The ranking is ``frontier.ranking``'s lazily invalidated heap over predictions, updated for the
+links at once (one classifier call; one tokenisation of each link, from which one compiled pass gives both its
+topic-similarity terms and its hashed words, ``linkwords``; one sum of their link-model weights per page; each the
+same numbers as link by link), and updated for the frontier URLs a page links to again. The ranking is
+``frontier.ranking``'s lazily invalidated heap over predictions, updated for the
 URLs whose evidence changed; the whole frontier is re-predicted (new weights, new link model, new site records)
 every ``rerank_every`` selections, and more rarely on large frontiers, one numpy pass each. An exploring step
 reads one evidence column of the frontier, or of a uniform sample of it on large frontiers. On small frontiers
@@ -55,6 +62,8 @@ The package, in reading order:
     evidence   where each piece of evidence lives (GRAPH, OWN, HOST), OWN's packed rows, gathering a matrix
     hosts      per-host fetch counts and registered domains: the HOST evidence and ``local``
     models     the evidence model (recursive least squares) and the link model (logistic, hashed words)
+    linkwords  a page's new links tokenised once: their hashed words and topic similarity
+    kernels    the compiled loops (numba) of linkwords and of the re-rank's link-model sums
     reasons    the words of each selection's reason (docs/interfaces.md, "Reasons")
     pooling    learning across the shards of a distributed crawl
 """
@@ -71,7 +80,12 @@ from focuscrawl.strategies.adaptive.evidence import (
     SCORES,
     encode_own,
 )
-from focuscrawl.strategies.adaptive.models import OnlineLeastSquares, OnlineLogistic, hashed_words, hashed_words_many
+from focuscrawl.strategies.adaptive.models import (
+    OnlineLeastSquares,
+    OnlineLogistic,
+    hashed_words,
+    hashed_words_many,
+)
 from focuscrawl.strategies.adaptive.policy import AdaptivePolicy
 from focuscrawl.strategies.registry import StrategySpec, register
 

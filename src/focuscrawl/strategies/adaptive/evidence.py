@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from focuscrawl.strategies.adaptive.hosts import HOST, Hosts
+from focuscrawl.strategies.adaptive.kernels import word_sums
 from focuscrawl.strategies.adaptive.models import OnlineLogistic
 from focuscrawl.strategies.frontier.graph import FEATURES, CrawlGraph
 from focuscrawl.strategies.frontier.spill import WordColumn
@@ -139,8 +140,9 @@ class Evidence:
         sums = np.zeros(len(self.words))
         link_w = link_model.w
         for first, lengths, words in self.words.chunks():
-            owners = np.repeat(np.arange(len(lengths)), lengths)
-            sums[first:first + len(lengths)] = np.bincount(owners, weights=link_w[words], minlength=len(lengths))
+            # each URL's weights added in word order from 0.0, as np.bincount over the chunk added them, compiled
+            # (without the chunk's owner and weight arrays)
+            word_sums(first, lengths, words, link_w, sums)
         # 1 / (1 + exp(-(sum + bias))), each operation in place on one array (a frontier's worth of temporaries
         # costs more than the arithmetic)
         z = sums[ids]

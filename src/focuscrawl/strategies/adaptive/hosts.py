@@ -14,6 +14,7 @@ from focuscrawl.strategies.frontier.graph import CrawlGraph
 from focuscrawl.urls import registered_domain
 
 HOST = ("site", "known", "rare")
+LEFT_MIN_PAGES = 30  # pages a host must have taken before it can be left (``Hosts.left``)
 
 
 class Hosts:
@@ -94,6 +95,16 @@ class Hosts:
         table = np.empty((known, len(HOST)))
         self._rows(self.fetched[:known], self.relevant[:known], self.ok[:known], table)
         return table
+
+    def left(self, share: float) -> np.ndarray:
+        """Per host number: whether the host has taken at least ``share`` of the fetches and ``LEFT_MIN_PAGES``,
+        and the share of its pages judged relevant is under half the other hosts' (a host alone is never left)."""
+        known = len(self.names)
+        fetched, relevant = self.fetched[:known], self.relevant[:known]
+        others_fetched = self.fetched_total - fetched
+        others_rate = (self.relevant_total - relevant) / np.maximum(others_fetched, 1)
+        large = (fetched >= LEFT_MIN_PAGES) & (fetched >= share * self.fetched_total) & (others_fetched > 0)
+        return large & (relevant < 0.5 * others_rate * fetched)
 
     def _rows(self, fetched: np.ndarray, relevant: np.ndarray, ok: np.ndarray, out: np.ndarray) -> None:
         mean = (self.relevant_total + 1.0) / (self.fetched_total + 2.0)

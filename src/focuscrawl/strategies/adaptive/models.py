@@ -17,7 +17,7 @@ from focuscrawl.topic.similarity import WORD_CACHE_SIZE
 from focuscrawl.topic.text import terms, url_text
 
 HASH_BITS = 18
-_MASK = (1 << HASH_BITS) - 1
+MASK = (1 << HASH_BITS) - 1
 
 
 class OnlineLeastSquares:
@@ -90,7 +90,7 @@ def hashed_words(url: str, anchor: str) -> np.ndarray:
     a query). Sorted, each once."""
     text = url_text(url)
     words = [f"u {t}" for t in terms(text)] + [f"a {t}" for t in terms(anchor)] + _shape_words(_url_shape(text))
-    return np.array(sorted({zlib.crc32(w.encode()) & _MASK for w in words}), dtype=np.int32)
+    return np.array(sorted({zlib.crc32(w.encode()) & MASK for w in words}), dtype=np.int32)
 
 
 def hashed_words_many(urls: Sequence[str], anchors: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -100,19 +100,13 @@ def hashed_words_many(urls: Sequence[str], anchors: Sequence[str]) -> tuple[np.n
     and a sort per link did."""
     flat: list[int] = []
     counts: list[int] = []
-    url_hash, anchor_hash, shape_hash = _URL_WORD_HASHES.__getitem__, _ANCHOR_WORD_HASHES.__getitem__, _SHAPE_HASHES
+    url_hash, anchor_hash = _URL_WORD_HASHES.__getitem__, _ANCHOR_WORD_HASHES.__getitem__
     for url, anchor in zip(urls, anchors):
         before = len(flat)
         text = url_text(url)
         flat.extend(map(url_hash, terms(text)))
         flat.extend(map(anchor_hash, terms(anchor)))
-        shape = _url_shape(text)
-        hashes = shape_hash.get(shape)
-        if hashes is None:
-            if len(shape_hash) >= WORD_CACHE_SIZE:
-                shape_hash.clear()
-            hashes = shape_hash[shape] = [zlib.crc32(w.encode()) & _MASK for w in _shape_words(shape)]
-        flat.extend(hashes)
+        flat.extend(shape_hashes(text))
         counts.append(len(flat) - before)
     keys = np.repeat(np.arange(len(counts), dtype=np.int64) << HASH_BITS, counts) | np.array(flat, dtype=np.int64)
     keys.sort()  # by link, then by hash; then each (link, hash) once
@@ -120,7 +114,7 @@ def hashed_words_many(urls: Sequence[str], anchors: Sequence[str]) -> tuple[np.n
     once[:1] = True
     np.not_equal(keys[1:], keys[:-1], out=once[1:])
     keys = keys[once]
-    return (keys & _MASK).astype(np.int32), np.bincount(keys >> HASH_BITS, minlength=len(counts))
+    return (keys & MASK).astype(np.int32), np.bincount(keys >> HASH_BITS, minlength=len(counts))
 
 
 def _url_shape(text: str) -> tuple[int, bool, bool, str]:
@@ -131,6 +125,20 @@ def _url_shape(text: str) -> tuple[int, bool, bool, str]:
     last = segments[-1] if segments and not path.endswith("/") else ""
     return (min(len(segments), 6), "~" in path, "?" in path,
             last.rpartition(".")[2].lower() if "." in last else ("file" if last else "dir"))
+
+
+def shape_hashes(text: str) -> list[int]:
+    """The hashed shape words of a URL (without its scheme), remembered per shape: few shapes recur."""
+    shape = _url_shape(text)
+    hashes = _SHAPE_HASHES.get(shape)
+    if hashes is None:
+        if len(_SHAPE_HASHES) >= WORD_CACHE_SIZE:
+            _SHAPE_HASHES.clear()
+        hashes = _SHAPE_HASHES[shape] = [zlib.crc32(w.encode()) & MASK for w in _shape_words(shape)]
+    return hashes
+
+
+SHAPE_WORDS = 4  # words of a URL's shape (``_shape_words``)
 
 
 def _shape_words(shape: tuple[int, bool, bool, str]) -> list[str]:
@@ -150,7 +158,7 @@ class _WordHashes(dict):
     def __missing__(self, word: str) -> int:
         if len(self) >= WORD_CACHE_SIZE:
             self.clear()
-        value = self[word] = zlib.crc32(word.encode(), self.prefix_crc) & _MASK
+        value = self[word] = zlib.crc32(word.encode(), self.prefix_crc) & MASK
         return value
 
 

@@ -12,18 +12,19 @@ from focuscrawl.policy import Count, CrawlContext, Fraction, Policy, PositiveFlo
 from focuscrawl.strategies.adaptive import pooling, reasons
 from focuscrawl.strategies.adaptive.evidence import EVIDENCE, PATH_ZERO, SCORES, SEED_EVIDENCE, Evidence, encode_own
 from focuscrawl.strategies.adaptive.hosts import Hosts
-from focuscrawl.strategies.adaptive.models import OnlineLeastSquares, OnlineLogistic, hashed_words, hashed_words_many
+from focuscrawl.strategies.adaptive.linkwords import Lexicon, PageLinks
+from focuscrawl.strategies.adaptive.models import OnlineLeastSquares, OnlineLogistic, hashed_words
 from focuscrawl.strategies.frontier.graph import FRONTIER, CrawlGraph
 from focuscrawl.strategies.frontier.link_context import anchor_windows
 from focuscrawl.strategies.frontier.ranking import Ranking
 from focuscrawl.strategies.frontier.spill import SPILL_AFTER
 from focuscrawl.topic.similarity import TopicSimilarity
-from focuscrawl.topic.text import url_text
 from focuscrawl.types import Link, Observation, Selection
 from focuscrawl.urls import site_of
 
 WINDOW = 100  # characters of page text around a link: its context, as Gouriten et al.'s alpha
 RERANK_URLS_PER_STEP = 2000
+LEFT_BELOW = 10.0  # subtracted from a left host's predictions: below any other URL's, their own order kept
 EXPLORE_SAMPLE = 20_000  # frontier URLs an exploring step reads at most (a uniform sample on larger frontiers)
 # Rows predicted at once in a re-rank. Frontiers up to this size are predicted in one pass, as before chunking
 # (BLAS splits a matrix-vector product by row count, so a chunked row may differ from an unchunked one in the
@@ -39,7 +40,8 @@ class AdaptivePolicy(ShardAware, Policy):
                  prior_strength: PositiveFloat = 0.01, rerank_every: Count = 10, keep: Count = 512,
                  site_prior: PositiveFloat = 2.0, window: Annotated[int, Field(ge=0)] = WINDOW,
                  forget: Annotated[float, Field(gt=0, le=1)] = 0.995, gamma: Fraction = 0.0,
-                 spill_after: Annotated[int, Field(ge=0)] = SPILL_AFTER, ready_score: Fraction = 0.8):
+                 spill_after: Annotated[int, Field(ge=0)] = SPILL_AFTER, ready_score: Fraction = 0.8,
+                 leave_share: Fraction = 0.1):
         # Defaults chosen on the development suite's tuning half (docs/benchmark.md, "How defaults are chosen"):
         # no evidence trusted a priori (a best-first prior lost 4 of the then 8 tuning rows and tied 4), old samples
         # forgotten slowly, one selection in ten following a single piece of evidence, 100-character link
@@ -59,11 +61,16 @@ class AdaptivePolicy(ShardAware, Policy):
         # pages the model expects to be relevant, not to whatever is ready. Lower is faster and harvests less a page;
         # 0.8 chosen on a tuning web (benchmarks/full_crawl_vs_scrapy.py, -s options.adaptive.ready_score=F).
         self.ready_score = ready_score
+        # A host that has taken at least this share of the fetches without paying back (Hosts.left) is predicted
+        # below every other host's URLs until its share falls under it again: 0 never leaves a host. 0.1 by a rule
+        # written before its crawls (docs/history/trials/adaptive-site-payback-rule.md)
+        self.leave_share = leave_share
 
     def reset(self, context: CrawlContext) -> None:
         topic = context.topic
         self.classifier = context.classifier
         self.similarity = TopicSimilarity(topic.example_texts, topic.example_labels, topic.keywords)
+        self.lexicon = Lexicon(self.similarity)  # the words of new links, for PageLinks
         self.rng = context.rng("adaptive")
         self.sample_rng = np.random.default_rng(context.rng("adaptive-sample").getrandbits(64))
         self.model = OnlineLeastSquares(self.prior, self.prior_strength, self.forget)
@@ -73,6 +80,7 @@ class AdaptivePolicy(ShardAware, Policy):
         self.hosts = Hosts(self.graph, self.site_prior)
         self.evidence = Evidence(self.graph, self.hosts, self.spill_after)
         self.ranking = Ranking(self.graph, self._predict, self.keep)
+        self.left = np.zeros(0, dtype=bool)  # per host number: left for other hosts (``leave_share``)
         self.anchor_cache: dict[str, float] = {}  # anchor -> the classifier's probability (``window=0``)
         self.since_rerank = 0
         hosts = [site_of(u) for u in context.seeds]
@@ -101,6 +109,14 @@ class AdaptivePolicy(ShardAware, Policy):
         if i is None:
             return None
         score = float(self.ranking.value[i])
+        hid = int(self.graph.host[i])
+        if hid < len(self.left) and self.left[hid]:
+            # every other host's URLs are gone or waiting: the left host's best, at its unpenalised prediction
+            score += LEFT_BELOW
+            hosts = self.hosts
+            return self._take(i, score, f"its site left for others ({int(hosts.relevant[hid])} of "
+                                        f"{int(hosts.fetched[hid])} pages relevant), nothing else to fetch; "
+                                        + self._explain(i, score))
         return self._take(i, score, self._explain(i, score))
 
     def _explore(self) -> tuple[int, str]:
@@ -135,9 +151,19 @@ class AdaptivePolicy(ShardAware, Policy):
         frontier = self.graph.frontier()
         if self.link_model.trained and len(frontier):
             self.evidence.rescore_links(frontier, self.link_model)
+        if self.leave_share:
+            self.left = self.hosts.left(self.leave_share)
         self.ranking.rebuild()
 
     def _predict(self, ids: np.ndarray) -> np.ndarray:
+        predicted = self._predict_evidence(ids)
+        if self.left.any():
+            hosts = self.graph.host[ids]
+            known = hosts < len(self.left)
+            predicted[known] -= LEFT_BELOW * self.left[hosts[known]]
+        return predicted
+
+    def _predict_evidence(self, ids: np.ndarray) -> np.ndarray:
         w = self.model.w
         if len(ids) <= PREDICT_ROWS:
             return self.evidence.rows(ids) @ w[:-1] + w[-1]
@@ -213,10 +239,10 @@ class AdaptivePolicy(ShardAware, Policy):
                      halvings: int, halves: np.ndarray) -> None:
         """All the evidence of new URLs, for all of them at once: their topic words (of their URL and the anchor
         each was first seen with), their hashed words and the link model's probability on them."""
-        urls, anchors = [link.url for link in links], [link.anchor for link in links]
-        words = self.similarity.links([f"{url_text(u)} {a}" for u, a in zip(urls, anchors)])[:, 0]
-        hashed, lengths = hashed_words_many(urls, anchors)
-        link_prob = self.link_model.predict_many(hashed, lengths) if self.link_model.trained else [0.5] * len(urls)
+        page_links = PageLinks(self.lexicon, [link.url for link in links], [link.anchor for link in links])
+        words = page_links.similarity()
+        hashed, lengths = page_links.hashed_words()
+        link_prob = self.link_model.predict_many(hashed, lengths) if self.link_model.trained else [0.5] * len(links)
         scores = list(zip(repeat(relevance), alpha.tolist(), words.tolist(), link_prob))
         ends = np.cumsum(lengths).tolist()
         self.evidence.add(ids.tolist(), [link.host for link in links],

@@ -1,0 +1,105 @@
+"""Compiled loops of ``adaptive``'s per-page and per-re-rank work, the same numbers as the numpy and Python they
+replace.
+
+A page's new links are a few dozen; numpy's cost per call (a few microseconds) then exceeds the arithmetic, and
+Python's cost per word is most of a step. These loops run once per page (``link_features``) or per re-rank
+(``word_sums``) compiled by numba, which installs as a wheel (llvmlite brings its own LLVM: no compiler on the
+machine) and compiles plain Python loops over numpy arrays. Without numba they run as the Python they are
+(slower, the same numbers), so a machine without it still crawls the same.
+
+Same numbers: integer work (hashes sorted and de-duplicated) is exact however it is done; every float sum is
+added term after term from 0.0, in the order the code it replaces adds them (a Python loop's order, or
+``np.bincount``'s, which adds each bin's weights in input order), with IEEE operations only (numba compiles
+without fast-math, so no reassociation or fused multiply-add); ``math.sqrt`` is correctly rounded everywhere.
+``tests/test_adaptive_batched.py`` compares them bit for bit with the definitions.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+try:
+    import numba
+except ImportError:  # pragma: no cover - the fallback is the same code, run by Python
+    numba = None
+
+
+def _compiled(function):
+    """``function`` compiled by numba (cached on disk where it can be), or as it is without numba."""
+    if numba is None:
+        function.py_func = function
+        return function
+    try:
+        return numba.njit(cache=True, nogil=True)(function)
+    except RuntimeError:  # no writable place for numba's cache: compiled anew in each process (about a second)
+        return numba.njit(nogil=True)(function)
+
+
+@_compiled
+def link_features(word, starts, url_counts, url_hash, anchor_hash, column, idf, shapes, log_tf, hash_bits):
+    """Per link (its words ``word[starts[i]:starts[i + 1]]``, the first ``url_counts[i]`` from its URL), the link
+    model's hashed words (URL words' ``url_hash``, anchor words' ``anchor_hash``, its ``shapes`` row: sorted, each
+    once), and its topic-similarity terms: the distinct ``column``s of its words in the order it meets them, their
+    weights (idf, or ``log_tf[count]`` x idf for a term met ``count`` times) and the square root of the sum of
+    the weights' squares, summed in that order from 0.0 (``TopicSimilarity._link_cosine``'s loop)."""
+    n = len(starts) - 1
+    hashed = np.empty(len(word) + shapes.size, np.int32)
+    hashed_lengths = np.zeros(n, np.int64)
+    terms = np.empty(len(word), np.int64)
+    weights = np.empty(len(word), np.float64)
+    counts = np.empty(len(word), np.int64)
+    term_lengths = np.zeros(n, np.int64)
+    norms = np.zeros(n, np.float64)
+    mask = (1 << hash_bits) - 1
+    h = t = 0
+    for i in range(n):
+        first, end = starts[i], starts[i + 1]
+        keys = np.empty(end - first + shapes.shape[1], np.int64)
+        for k in range(first, end):
+            keys[k - first] = url_hash[word[k]] if k - first < url_counts[i] else anchor_hash[word[k]]
+        for j in range(shapes.shape[1]):
+            keys[end - first + j] = shapes[i, j]
+        keys.sort()
+        for j in range(len(keys)):
+            if j == 0 or keys[j] != keys[j - 1]:
+                hashed[h] = keys[j] & mask
+                h += 1
+                hashed_lengths[i] += 1
+        begin = t
+        for k in range(first, end):
+            c = column[word[k]]
+            if c < 0:
+                continue
+            seen = -1
+            for e in range(begin, t):
+                if terms[e] == c:
+                    seen = e
+                    break
+            if seen >= 0:
+                counts[seen] += 1
+            else:
+                terms[t], weights[t], counts[t] = c, idf[word[k]], 1
+                t += 1
+        squared = 0.0
+        for e in range(begin, t):
+            if counts[e] > 1:
+                weights[e] = log_tf[counts[e]] * weights[e]
+            squared += weights[e] * weights[e]
+        term_lengths[i] = t - begin
+        norms[i] = math.sqrt(squared)
+    return hashed[:h], hashed_lengths, terms[:t], weights[:t], term_lengths, norms
+
+
+@_compiled
+def word_sums(first, lengths, words, weights, out):
+    """``out[first + u]`` = the sum of ``weights[w]`` over URL u's words (``lengths[u]`` of ``words``, URL after
+    URL), added in word order from 0.0, as ``np.bincount`` adds a bin's weights."""
+    k = 0
+    for u in range(len(lengths)):
+        total = 0.0
+        for _ in range(lengths[u]):
+            total += weights[words[k]]
+            k += 1
+        out[first + u] = total
