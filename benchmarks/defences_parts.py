@@ -5,7 +5,7 @@
 Each part runs over the same pages in turn, with the defences' default settings, and its CPU time
 (``process_time``) per page is printed: reading a page into shingle hashes, its MinHash signature, the
 near-duplicate lookup, the trap rule's seen-text filter (asked, then told), the link-farm reading and the
-error-page test. ``benchmarks.defences_cost`` gives what they cost a whole crawl; this says where it goes.
+soft-404 defence's reading of a short page (what it compares with the host's other short pages). ``benchmarks.defences_cost`` gives what they cost a whole crawl; this says where it goes.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from focuscrawl.engine.defences import DefenceSettings
 from focuscrawl.engine.defences.farms import short_word_share
-from focuscrawl.engine.defences.soft404 import looks_like_error_page
+from focuscrawl.engine.defences.soft404 import is_short
 from focuscrawl.webs.store import OfflineWeb
 
 
@@ -51,8 +51,9 @@ def main() -> None:
     print(f"  seen-text filter             {asked + told:.3f}")
     ms, _ = per_page_ms(pages, lambda page: short_word_share(page.text, farms.settings.min_words))
     print(f"  link-farm reading            {ms:.3f}")
-    ms, _ = per_page_ms(pages, lambda page: looks_like_error_page(page.title, page.text))
-    print(f"  error-page test              {ms:.3f}")
+    soft = defences["soft_404"]
+    ms, _ = per_page_ms(pages, lambda page: soft._signature(page, page.url) if is_short(page) else None)
+    print(f"  soft-404 short-page reading  {ms:.3f}")
     web.close()
 
 

@@ -4,9 +4,12 @@ As archival crawlers do (Bar-Yossef et al., "Sic transit gloria telae", WWW 2004
 random path it cannot have: if the answer is 200, its text is the host's not-found page, and a later page of
 the host whose text is a near-copy of it is a soft 404. The probe is a fetch, so it is a crawl step like any
 other (recorded as ``soft-404 probe``, never shown to the policy), and it is spent only on a host that gives
-cause: a page whose title, or a short text's opening, reads like an error page. (A host that serves one page,
-its home page say, for any address needs no probe: the second such page is a near-duplicate of the first.)
-Error pages echo the address asked for, so texts are compared without the words of their own URL's path.
+cause. The cause is read from the host's own pages, in no language: a short page (under ``_SHORT_TEXT``
+characters) whose text is a near-copy of another short page of the host at another URL, as every not-found page
+of a host is of the others (a host of short but distinct pages, a data browser's rows, gives none); and, when
+``probe_after_pages`` is set, a host's that many pages. (A host that serves one long page, its home page say,
+for any address needs no probe: the second such page is a near-duplicate of the first.) Error pages echo the
+address asked for, so texts are compared without the words of their own URL's path.
 
 Deterministic: the probe's path comes from the crawl's seed and the host name, so a resumed crawl probes the
 same URL at the same point.
@@ -15,9 +18,8 @@ same URL at the same point.
 from __future__ import annotations
 
 import random
-import re
 import string
-from collections import deque
+from collections import Counter, deque
 from typing import Annotated
 from urllib.parse import urlsplit
 
@@ -29,12 +31,8 @@ from focuscrawl.engine.defences.pipeline import PROBE, SOFT_404, Crawl, Defence,
 from focuscrawl.types import Page, Selection
 from focuscrawl.urls import site_of
 
-_ERROR_PAGE = re.compile(
-    r"\b(?:404|not found|page (?:you requested |you are looking for )?(?:cannot|could not|can't|was not) be found"
-    r"|(?:no longer|does not|doesn't) exist|page unavailable|error 404)\b", re.IGNORECASE)
-
-
 _SHORT_TEXT = 1000  # characters: a not-found page says little more than that it found nothing
+_SHORT_KEPT = 1000  # short pages remembered per host until it is probed (a signature is num_perm 32-bit values)
 
 
 class Soft404Settings(BaseModel):
@@ -45,19 +43,21 @@ class Soft404Settings(BaseModel):
     enabled: bool = True
     threshold: Annotated[float, Field(gt=0, le=1)] = Field(
         0.7, description="estimated Jaccard similarity to the probe's text (both without their URL's words) at "
-                         "which a page is the host's not-found page")
+                         "which a page is the host's not-found page; two short pages of a host this alike give "
+                         "cause to probe it")
+    probe_after_pages: Annotated[int, Field(ge=0)] = Field(
+        0, description="also probe every host once it has answered this many pages with a text (0: only a host "
+                       "whose short pages are near-copies of each other at different URLs is probed)")
 
 
-def looks_like_error_page(title: str, text: str) -> bool:
-    """The title says the page was not found, or the opening of a short text does (an article may well say near
-    its start that something "does not exist": on Wikispeedia one did)."""
-    if _ERROR_PAGE.search(title):
-        return True
-    return len(text) < _SHORT_TEXT and bool(_ERROR_PAGE.search(text[:300]))
+def is_short(page: Page) -> bool:
+    """A page with little text: what a not-found page is, whatever its language."""
+    return len(page.text) < _SHORT_TEXT
 
 
 class Soft404(Defence):
-    """Probes asked for and in flight, and each probed host's not-found page signature (None: it answers 404)."""
+    """Probes asked for and in flight, each probed host's not-found page signature (None: it answers 404), and
+    what gives cause to probe a host not probed yet: its pages with a text, and its short pages' signatures."""
 
     name = "soft_404"
     reads_text = True
@@ -70,6 +70,8 @@ class Soft404(Defence):
         self.probe_host: dict[str, str] = {}   # probe URL -> host (site_of), from asked until answered
         self.probed: set[str] = set()          # hosts asked about (probe queued or answered)
         self.not_found: dict[str, np.ndarray | None] = {}  # host -> its not-found page's signature, None if none
+        self.pages: Counter[str] = Counter()   # host not probed yet -> its pages with a text
+        self.short: dict[str, list[np.ndarray]] = {}  # host not probed yet -> its short pages' signatures
 
     def probe_url(self, url: str) -> str:
         """A path the host of ``url`` cannot have, fixed by the crawl's seed and the host name."""
@@ -79,16 +81,38 @@ class Soft404(Defence):
         return f"{parts.scheme}://{parts.netloc}/{token}"
 
     def ask(self, host: str, probe: str) -> None:
-        """Queue ``probe`` for ``host`` (once per host)."""
+        """Queue ``probe`` for ``host`` (once per host); what gave cause is no longer needed."""
         if host not in self.probed:
             self.probed.add(host)
             self.queued.append(probe)
             self.probe_host[probe] = host
+            self.pages.pop(host, None)
+            self.short.pop(host, None)
 
     def answered(self, url: str, signature: np.ndarray | None, ok: bool) -> None:
         """The probe came back: a 2xx answer with a text makes its host a soft-404 host."""
         host = self.probe_host.pop(url)
         self.not_found[host] = signature if ok else None
+
+    def gives_cause(self, fetch: Fetch) -> bool:
+        """The page, with those of its host before it, gives cause to probe the host: the host's
+        ``probe_after_pages``-th page, or a short page whose text is a near-copy of an earlier short page's (both
+        without their URL's words)."""
+        host = fetch.host
+        self.pages[host] += 1
+        if self.settings.probe_after_pages and self.pages[host] >= self.settings.probe_after_pages:
+            return True
+        if not is_short(fetch.page):
+            return False
+        own = self._signature(fetch.page, fetch.final_url)
+        if own is None:
+            return False
+        kept = self.short.setdefault(host, [])
+        if kept and bool((np.mean(np.stack(kept) == own, axis=1) >= self.settings.threshold).any()):
+            return True
+        if len(kept) < _SHORT_KEPT:
+            kept.append(own)
+        return False
 
     # -- its hooks -----------------------------------------------------------------------------
     def is_own(self, url: str) -> bool:
@@ -106,24 +130,26 @@ class Soft404(Defence):
         return None
 
     def inspect(self, fetch: Fetch, crawl: Crawl) -> None:
-        """A probe's answer is the host's not-found page; a page like it is a soft 404."""
+        """A probe's answer is the host's not-found page; a page like it is a soft 404; a page of a host not
+        probed yet may give cause to probe it (whatever the other defences make of the page)."""
         if self.is_own(fetch.url):
             fetch.verdict, fetch.hidden = PROBE, True
             page = fetch.page
             ok = page.ok and (page.final_url or fetch.url) == fetch.url  # a redirect elsewhere is no not-found page
             self.answered(fetch.url, self._signature(page, fetch.url) if ok else None, ok)
             return
+        if fetch.verdict or fetch.text is None:
+            return
+        if fetch.host not in self.probed:
+            if self.gives_cause(fetch):
+                self.ask(fetch.host, self.probe_url(fetch.final_url))
+            return
         known = self.not_found.get(fetch.host)
-        if fetch.verdict or known is None or fetch.text is None:
+        if known is None:
             return
         own = self._signature(fetch.page, fetch.final_url)
         if own is not None and similarity(own, known) >= self.settings.threshold:
             fetch.reject(SOFT_404)
-
-    def passed(self, fetch: Fetch, crawl: Crawl) -> None:
-        """A page that reads like an error page gives cause to probe its host."""
-        if fetch.text is not None and looks_like_error_page(fetch.page.title, fetch.page.text):
-            self.ask(fetch.host, self.probe_url(fetch.final_url))
 
     def _signature(self, page: Page, url: str) -> np.ndarray | None:
         """The page's signature without the words of its own URL's path (which error pages echo)."""
@@ -131,3 +157,9 @@ class Soft404(Defence):
         if not len(runs):
             return None
         return signature(runs, self.reading.num_perm)
+
+    def __setstate__(self, state: dict) -> None:
+        """A checkpoint from before the host evidence was kept resumes with none yet."""
+        state.setdefault("pages", Counter())
+        state.setdefault("short", {})
+        self.__dict__.update(state)
