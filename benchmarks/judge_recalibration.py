@@ -13,15 +13,24 @@ page; each map below turns those into new probabilities, which are scored as ``j
   mapped by the mixture, pages at a posterior of 0.9 or more (0.1 or less) join the examples as relevant (not),
   and the retrained judge scores the pages after that point (each page by the model the crawl would have had).
 
+Two judges of another kind are scored beside them, to see whether the compression is the features' fault:
+
+- ``vectors``: logistic regression (balanced classes) on the examples' static sentence vectors (the packaged
+  all-MiniLM-L6-v2 distilled, ``focuscrawl.topic.embeddings``; each text's first 2,000 characters);
+- ``tfidf+vectors``: the mean of the raw judge's probability and that.
+
 Besides ECE and precision/recall at 0.5, each map's ROC AUC over the crawl's pages says whether it ranks them
 better, which is what a crawl's order depends on (a monotone map such as the mixture leaves it as it is).
 
-    python -m benchmarks.judge_recalibration webs --rows .
+    python -m benchmarks.judge_recalibration webs --rows . [--cache DIR]
+
+``--cache DIR`` keeps each row's crawl (URLs, the judge's scores, labels) there, so a second reading costs no crawl.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from pathlib import Path
 
@@ -32,7 +41,9 @@ from sklearn.metrics import roc_auc_score
 from benchmarks.judge_calibration import calibration, crawl_pages
 from focuscrawl.bench.runner import bench_topic
 from focuscrawl.bench.suite import find_suite, load_suite, plan_rows
+from focuscrawl.topic.embeddings import load_word_vectors
 from focuscrawl.topic.relevance import TfidfRelevanceModel
+from focuscrawl.topic.zeroshot import PAGE_CHARS
 from focuscrawl.webs.store import OfflineWeb
 
 Mixture = tuple[float, float, float, float, float]  # weight of the relevant component, its mean and sd, the other's
@@ -129,6 +140,27 @@ def self_trained(texts: list[str], p: np.ndarray, example_texts: list[str], exam
     return out
 
 
+def vector_judge(texts: list[str], example_texts: list[str], example_labels: np.ndarray, seed: int) -> np.ndarray:
+    """The examples' static sentence vectors, a balanced logistic regression, applied to ``texts``."""
+    vectors = load_word_vectors()
+    model = LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000, random_state=seed)
+    model.fit(vectors.embed(example_texts, PAGE_CHARS), example_labels)
+    return model.predict_proba(vectors.embed(texts, PAGE_CHARS))[:, 1]
+
+
+def cached_crawl(config, cache: Path | None, name: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """``crawl_pages`` of the row's run 0 with ``adaptive``, read from ``cache`` when it holds them."""
+    path = cache / f"{name.replace('/', '_')}.json" if cache else None
+    if path is not None and path.exists():
+        kept = json.loads(path.read_text())
+        return kept["urls"], np.array(kept["p"], dtype=float), np.array(kept["y"], dtype=bool)
+    urls, p, y, _ = crawl_pages(config, "adaptive", [0])
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"urls": urls, "p": p.tolist(), "y": y.tolist()}))
+    return urls, p, y
+
+
 def ranking(q: np.ndarray, y: np.ndarray) -> float:
     return float(roc_auc_score(y, q)) if 0 < y.sum() < len(y) else float("nan")
 
@@ -139,6 +171,7 @@ def main() -> None:
     parser.add_argument("--suite", default="dev")
     parser.add_argument("--rows", default=None)
     parser.add_argument("-s", "--set", action="append", default=[])
+    parser.add_argument("--cache", type=Path, default=None, help="keep (and reuse) each row's crawl here")
     args = parser.parse_args()
     suite = load_suite(find_suite(args.suite))
     planned = plan_rows(suite, webs=args.webs, out=Path("/tmp/judge-recalibration"), pattern=args.rows,
@@ -149,7 +182,7 @@ def main() -> None:
         web = OfflineWeb(row.config.web)
         topic = bench_topic(web, row.config)
         web.close()
-        urls, p, y, _ = crawl_pages(row.config, "adaptive", [0])
+        urls, p, y = cached_crawl(row.config, args.cache, row.row.label)
         web = OfflineWeb(row.config.web)
         pages = [web.fetch(url) for url in urls]
         web.close()
@@ -161,6 +194,8 @@ def main() -> None:
                 "platt+prior": prior_adjusted(platt, float(labels.mean())),
                 "anchored": posterior(logit(p), fit_mixture(logit(p), oof, labels)),
                 "self-trained": self_trained(crawled, p, list(texts), labels, row.config.seed)}
+        maps["vectors"] = vector_judge(crawled, list(texts), labels, row.config.seed)
+        maps["tfidf+vectors"] = (p + maps["vectors"]) / 2
         cells = []
         for name, q in maps.items():
             figures = calibration(q, y)
