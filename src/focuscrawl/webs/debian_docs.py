@@ -11,7 +11,9 @@ pages are its projects (docs/web-format.md, "Debian docs web").
 
 The packages are a fixed list (``DOC_PACKAGES``), chosen from bookworm's ``Contents-all`` by how many HTML
 files they ship and how near they are to a suite topic; ``--download`` fetches their ``.deb`` files from the
-pool, checks each against the SHA256 the Packages index gives, and stops adding packages at a size cap.
+pool, checks each against the SHA256 the Packages index gives, and stops adding packages at a size cap. The
+large reference sites the documentation links to (``focuscrawl.webs.debian_reference_sites``) go to the upstream
+roots those links use.
 """
 
 from __future__ import annotations
