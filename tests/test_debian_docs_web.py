@@ -23,6 +23,7 @@ from focuscrawl.webs.debian_docs import (
     download_docs,
     page_kind,
 )
+from focuscrawl.webs.debian_docs_links import SiteTree
 from focuscrawl.webs.store import OfflineWeb
 
 PROJECT = "https://biotool.org/"
@@ -96,6 +97,46 @@ def make_deb(package: str, pages: dict[str, str], symlinks: dict[str, str] | Non
 DEBS_MADE = {"biotool-doc": make_deb("biotool-doc", BIOTOOL_DOCS, {"latest.html": "index.html"}),
              "webkit-doc": make_deb("webkit-doc", WEBKIT_DOCS)}
 
+# reference sites (focuscrawl.webs.debian_reference_sites), laid out as the real packages are: the Java SE 17
+# API in openjdk-17-jre-headless's folder (the -doc package's own folder holds a symbolic link into it), and
+# Python's documentation, whose package has no Homepage (python3-doc, which depends on it, has one)
+JAVA = "https://docs.oracle.com/en/java/javase/17/docs/"
+JAVA8 = "https://docs.oracle.com/javase/8/docs/api/"
+JAVA_CLASSES = ("java.base/java/lang/String", "java.base/java/lang/Object", "java.base/java/util/List",
+                "java.desktop/java/awt/Frame")
+JAVA_DOCS = {"index.html": '<title>JDK 17</title><body><a href="api/index.html">API</a></body>',
+             "api/index.html": "<title>Java SE 17 API</title><body>" + "".join(
+                 f'<a href="{name}.html">{name}</a>' for name in JAVA_CLASSES) + "</body>",
+             **{f"api/{name}.html": f"<title>{name}</title><body>Class {name}.</body>" for name in JAVA_CLASSES}}
+PYTHON = "https://docs.python.org/3/"
+PYTHON_DOCS = {"index.html": '<title>Python 3.11</title><body><a href="library/index.html">Library</a> '
+                             '<a href="tutorial/index.html">Tutorial</a></body>',
+               "library/index.html": '<title>Library</title><body><a href="os.html">os</a> <a href="re.html">re'
+                                     '</a> <a href="csv.html">csv</a></body>',
+               "tutorial/index.html": "<title>Tutorial</title><body>Start here.</body>",
+               **{f"library/{name}.html": f"<title>{name}</title><body>{name}</body>" for name in ("os", "re", "csv")}}
+# a documentation site linking to the Java SE 8 API (a class Debian's 17 API lacks too) and to Python's docs
+PLUGIN_DOCS = {"index.html": "<title>Plugin</title><body>" + "".join(f'<a href="{url}">x</a>' for url in [
+    JAVA8 + "java/lang/String.html", JAVA8 + "java/lang/Object.html", JAVA8 + "java/util/List.html?is-external=true",
+    JAVA8 + "java/lang/Gone.html", JAVA8.replace("https:", "http:") + "java/awt/Frame.html",
+    "http://docs.python.org/dev/library/os.html", "http://docs.python.org/dev/library/re.html",
+    "http://docs.python.org/dev/library/csv.html", PYTHON + "library/os.html#os.path"]) + "</body>"}
+
+
+def make_deb_at(folder: str, pages: dict[str, str], symlinks: dict[str, str] | None = None) -> bytes:
+    """A .deb whose data holds ``pages`` under ``folder`` (and ``symlinks``: path in the package -> target)."""
+    files = {f"{folder}/{name}": html.encode() for name, html in pages.items()}
+    return _ar({"debian-binary": b"2.0\n", "control.tar.xz": _tar_xz({"control": b"Package: x\n"}),
+                "data.tar.xz": _tar_xz(files, symlinks)})
+
+
+REFERENCE_DEBS = {
+    "openjdk-17-doc": make_deb_at("usr/share/doc/openjdk-17-jre-headless", JAVA_DOCS, {
+        "usr/share/doc/openjdk-17-doc/index.html": "../openjdk-17-jre-headless/index.html"}),
+    "python3.11-doc": make_deb_at("usr/share/doc/python3.11/html", PYTHON_DOCS),
+    "plugin-doc": make_deb("plugin-doc", PLUGIN_DOCS),
+}
+
 
 def _stanza(name: str, homepage: str, source: str = "", tags: str = "", deb: bytes | None = None,
             relations: str = "") -> tuple[str, str]:
@@ -122,6 +163,11 @@ STANZAS = [
     _stanza("notes", "https://notes.example/", relations="Suggests: biotool-doc"),
     _stanza("aligngui", "https://aligngui.org/", relations="Depends: biotool (>= 1.0) | other, libc6"),
     _stanza("unrelated", "https://unrelated.example/", relations="Depends: webkit"),
+    _stanza("openjdk-17-jre-headless", "https://openjdk.java.net/", source="openjdk-17"),
+    _stanza("openjdk-17-doc", "https://openjdk.java.net/", source="openjdk-17", deb=REFERENCE_DEBS["openjdk-17-doc"]),
+    _stanza("python3.11-doc", "", source="python3.11", deb=REFERENCE_DEBS["python3.11-doc"]),
+    _stanza("python3-doc", "https://www.python.org/", source="python3-defaults", relations="Depends: python3.11-doc"),
+    _stanza("plugin-doc", "https://plugin.example/", deb=REFERENCE_DEBS["plugin-doc"]),
 ]
 
 
@@ -308,3 +354,83 @@ def test_without_entry_links_the_sites_hang_on_their_project_pages_only(tmp_path
         UPSTREAM + "missing.html", *MIRROR_LINKS, "http://www.biotool.org/"]
     assert INDEX not in [link.url for link in web.fetch("https://aligngui.org/").outlinks]
     assert web.meta["docs"]["entry_links"] is False
+
+
+@pytest.fixture(scope="module")
+def reference_web(tmp_path_factory) -> OfflineWeb:
+    src = write_src(tmp_path_factory.mktemp("src"), {**DEBS_MADE, **REFERENCE_DEBS})
+    return OfflineWeb(build_debian_docs(src, tmp_path_factory.mktemp("web") / "debian-docs"))
+
+
+def test_reference_sites_sit_at_their_upstream_roots(reference_web: OfflineWeb) -> None:
+    labels = reference_web.labels()
+    java = {url for url in labels if url.startswith(JAVA)}
+    assert java == {JAVA + "index.html", JAVA + "api/index.html", *(f"{JAVA}api/{n}.html" for n in JAVA_CLASSES)}
+    assert set(labels[JAVA + "api/java.base/java/lang/String.html"].split(",")) == {
+        "kind.doc", "kind.reference", "docs.openjdk-17-doc"}
+    # Python's site: its library by its own reference_path, the tutorial a guide; hung on python3-doc's project
+    assert "kind.reference" in labels[PYTHON + "library/os.html"]
+    assert "kind.guide" in labels[PYTHON + "tutorial/index.html"]
+    assert not any("topic." in labels[url] for url in labels if url.startswith((JAVA, PYTHON)))
+    assert PYTHON + "index.html" in [link.url for link in reference_web.fetch("https://python.org/").outlinks]
+    assert "https://python.org/" in [link.url for link in reference_web.fetch(PYTHON + "index.html").outlinks]
+    sites = {site["package"]: site for site in reference_web.meta["docs"]["sites"]}
+    assert sites["openjdk-17-doc"]["root"] == JAVA and sites["openjdk-17-doc"]["project"] == "https://openjdk.java.net/"
+    assert sites["python3.11-doc"]["project"] == "https://python.org/"
+    assert reference_web.meta["docs"]["max_pages_per_reference_site"] == 12000
+    assert [site["package"] for site in reference_web.meta["docs"]["reference_sites"]] == [
+        "openjdk-17-doc", "cppreference-doc-en-html", "python3.11-doc"]
+
+
+def test_links_to_older_java_apis_name_the_17_api_by_tail(reference_web: OfflineWeb) -> None:
+    # the Java SE 8 root is learned on the site's own host (docs.oracle.com, no host of openjdk.java.net); its
+    # class URLs name 17's pages below their module's folder; a class 17 lacks stays a dead end; Python's
+    # /dev/ root is learned on docs.python.org, and a link to its /3/ pages is a link to the page itself
+    assert [link.url for link in reference_web.fetch("https://docs.plugin.example/index.html").outlinks] == [
+        *(f"{JAVA}api/{name}.html" for name in JAVA_CLASSES[:3]), JAVA8 + "java/lang/Gone.html",
+        JAVA + "api/java.desktop/java/awt/Frame.html",
+        *(f"{PYTHON}library/{name}.html" for name in ("os", "re", "csv", "os")), "https://plugin.example/"]
+    assert reference_web.fetch(JAVA8 + "java/lang/Gone.html").status == 404
+    sites = {site["package"]: site for site in reference_web.meta["docs"]["sites"]}
+    assert sites["openjdk-17-doc"]["upstream_roots"] == [JAVA8]
+    assert sites["python3.11-doc"]["upstream_roots"] == ["https://docs.python.org/dev/"]
+    assert sites["plugin-doc"]["links_mapped"]["other_sites"] == 7
+
+
+def test_tail_names_only_one_file() -> None:
+    tree = SiteTree("x-doc", "x", "https://x.org/", "https://docs.x.org/index.html",
+                    {"api/m1/a/B.html", "api/m1/a/C.html", "api/m2/a/C.html", "index.html"},
+                    {"api/m1/a/B.html": "u1", "api/m1/a/C.html": "u2"}, tail_paths=True)
+    assert tree.file_named("a/B.html", tree.kept) == "api/m1/a/B.html"
+    assert tree.file_named("a/C.html", tree.files) is None  # two modules have it
+    assert tree.file_named("B.html", tree.files) is None  # a file name alone names no tree
+    assert SiteTree(**{**vars(tree), "tail_paths": False, "_tails": None}).file_named("a/B.html", tree.kept) is None
+
+
+def test_without_reference_sites_the_web_is_the_one_before(tmp_path: Path) -> None:
+    plain = {**DEBS_MADE, "plugin-doc": REFERENCE_DEBS["plugin-doc"]}
+    before = build_debian_docs(write_src(tmp_path / "before", plain), tmp_path / "web-before", reference_sites=())
+    # the reference sites' .deb files in the cache are skipped: the same pages, links and meta
+    assert main(["web", "build", "debian-docs", str(write_src(tmp_path / "cache", {**DEBS_MADE, **REFERENCE_DEBS})),
+                 str(tmp_path / "web-after"), "--no-reference-sites"]) == 0
+    old, new = OfflineWeb(before), OfflineWeb(tmp_path / "web-after")
+    assert new.labels() == old.labels() and not any(url.startswith((JAVA, PYTHON)) for url in new.labels())
+    assert all(new.fetch(url).outlinks == old.fetch(url).outlinks for url in old.labels())
+    assert new.meta == old.meta and "reference_sites" not in new.meta["docs"]
+
+
+def test_reference_sites_have_their_own_page_cap(tmp_path: Path) -> None:
+    src = write_src(tmp_path / "src", {**DEBS_MADE, **REFERENCE_DEBS})
+    assert main(["web", "build", "debian-docs", str(src), str(tmp_path / "web"), "--max-pages-per-site", "2",
+                 "--max-pages-per-reference-site", "3"]) == 0
+    pages = {site["package"]: site["pages"] for site in OfflineWeb(tmp_path / "web").meta["docs"]["sites"]}
+    assert pages == {"biotool-doc": 2, "webkit-doc": 2, "plugin-doc": 1, "openjdk-17-doc": 3, "python3.11-doc": 3}
+
+
+def test_a_reference_site_without_its_project_is_one_error_line(tmp_path: Path, capsys) -> None:
+    src = write_src(tmp_path / "src", {"python3.11-doc": REFERENCE_DEBS["python3.11-doc"]})
+    index = lzma.decompress((src / "Packages.xz").read_bytes()).decode()
+    (src / "Packages.xz").write_bytes(lzma.compress(index.replace("https://www.python.org/", "").encode()))
+    assert main(["web", "build", "debian-docs", str(src), str(tmp_path / "web")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no project page for its source python3.11" in err and len(err.splitlines()) == 1

@@ -21,6 +21,7 @@ from focuscrawl.webs.debian_docs import (
     build_debian_docs,
     download_docs,
 )
+from focuscrawl.webs.debian_reference_sites import DEFAULT_MAX_PAGES_PER_REFERENCE_SITE, REFERENCE_SITES
 from focuscrawl.webs.mess import PROFILES, MessReport, make_profile, mess_web
 from focuscrawl.webs.serve import serve_web
 from focuscrawl.webs.store import OfflineWeb
@@ -99,14 +100,23 @@ def debian_docs_cmd(
              "and to other sites' upstream pages go to the web's pages for them, and project pages of packages "
              "Debian relates to a -doc package link to its site (--no-entry-links: from its project page only)")
     ] = True,
+    reference_sites: Annotated[bool, typer.Option(
+        help="add the large reference sites the documentation links to (Java SE API, cppreference, Python's "
+             "docs) at the upstream roots those links use (--no-reference-sites: the webs built before them)")
+    ] = True,
+    max_pages_per_reference_site: Annotated[int, typer.Option(
+        min=1, help="pages a reference site keeps at most (breadth-first from its index)")
+    ] = DEFAULT_MAX_PAGES_PER_REFERENCE_SITE,
 ) -> None:
     """The Debian web plus large documentation sites (API/reference pages, labelled by kind) from Debian's -doc
     packages: a many-site web with large self-similar sites that carry a topic's words."""
     if download is not None:
         run(lambda: download_index(download, src))
-        run(lambda: download_docs(src, max_mb=max_download_mb, say=console.print))
+        run(lambda: download_docs(src, max_mb=max_download_mb, say=console.print, reference_sites=reference_sites))
     run(lambda: build_debian_docs(src, out_dir, overwrite=overwrite, max_pages_per_site=max_pages_per_site,
-                                  reverse_links=reverse_links, entry_links=entry_links))
+                                  reverse_links=reverse_links, entry_links=entry_links,
+                                  reference_sites=REFERENCE_SITES if reference_sites else (),
+                                  max_pages_per_reference_site=max_pages_per_reference_site))
     print_info(out_dir)
 
 

@@ -11,7 +11,9 @@ pages are its projects (docs/web-format.md, "Debian docs web").
 
 The packages are a fixed list (``DOC_PACKAGES``), chosen from bookworm's ``Contents-all`` by how many HTML
 files they ship and how near they are to a suite topic; ``--download`` fetches their ``.deb`` files from the
-pool, checks each against the SHA256 the Packages index gives, and stops adding packages at a size cap.
+pool, checks each against the SHA256 the Packages index gives, and stops adding packages at a size cap. The
+large reference sites the documentation links to (``focuscrawl.webs.debian_reference_sites``) go to the upstream
+roots those links use.
 """
 
 from __future__ import annotations
@@ -29,13 +31,19 @@ from urllib.parse import urlsplit
 
 from focuscrawl.html import decode_html, parse_document
 from focuscrawl.urls import normalize_url
-from focuscrawl.webs.debian import MIRROR, Package, _find, _get, build_debian, read_text, stanzas
+from focuscrawl.webs.debian import MIRROR, Package, _find, _get, build_debian, project_url, read_text, stanzas
 from focuscrawl.webs.debian_docs_links import (
     SiteTree,
     UpstreamLinks,
     learn_upstream_roots,
     related_projects,
     relation_indexes,
+)
+from focuscrawl.webs.debian_reference_sites import (
+    DEFAULT_MAX_PAGES_PER_REFERENCE_SITE,
+    REFERENCE_SITES,
+    ReferenceSite,
+    reference_site,
 )
 from focuscrawl.webs.store import WebWriter
 
@@ -95,6 +103,13 @@ DOCS_SOURCE = (
 )
 
 
+REFERENCE_SOURCE = (
+    " Reference sites: the HTML of packages of large reference sites the documentation links to (the Java SE "
+    "API, cppreference, Python's documentation), each at the upstream root those links use (a fact of the "
+    "package, focuscrawl.webs.debian_reference_sites), labelled as the documentation sites."
+)
+
+
 ENTRY_SOURCE = (
     " Entry links: a documentation page's external link to a project's Homepage goes to its project page, and "
     "one into a documentation site's upstream location (learned from the links) to the web's copy of the page; "
@@ -136,14 +151,16 @@ def deb_index(src: Path, names: set[str] | None = None) -> dict[str, DebInfo]:
 
 def download_docs(src: Path, packages: list[str] | tuple[str, ...] | None = None, *,
                   max_mb: float = DEFAULT_MAX_DOWNLOAD_MB, timeout: float = 120.0, get=_get,
-                  say: Callable[[str], None] = lambda line: None) -> list[Path]:
-    """Fetch the .deb files of ``packages`` (default ``DOC_PACKAGES``) from the Debian pool into ``src/debs``,
+                  say: Callable[[str], None] = lambda line: None, reference_sites: bool = True) -> list[Path]:
+    """Fetch the .deb files of ``packages`` (default ``DOC_PACKAGES``, then, with ``reference_sites``, the
+    packages of ``REFERENCE_SITES``) from the Debian pool into ``src/debs``,
     in order, stopping before the one that would take the total over ``max_mb`` megabytes. Each is checked
     against the SHA256 of ``src``'s Packages index; a file already there with that SHA256 is not fetched again.
     Returns the .deb files kept, in order."""
     if max_mb <= 0:
         raise ValueError("the download cap must be above 0 MB")
-    wanted = list(packages) if packages is not None else [name for name, _ in DOC_PACKAGES]
+    wanted = list(packages) if packages is not None else [name for name, _ in DOC_PACKAGES] + (
+        [site.package for site in REFERENCE_SITES] if reference_sites else [])
     index = deb_index(src, set(wanted))
     missing = [name for name in wanted if name not in index]
     if missing:
@@ -200,9 +217,11 @@ def ar_members(data: bytes, origin: str = ".deb") -> dict[str, bytes]:
     return members
 
 
-def deb_html_files(path: Path) -> dict[str, bytes]:
-    """The HTML files a .deb ships under /usr/share/doc: path inside the package (``usr/share/doc/...``) ->
-    bytes. Symbolic links to other HTML files of the same package are followed; others are left out."""
+def deb_html_files(path: Path, folder: str = DOC_ROOT) -> dict[str, bytes]:
+    """The HTML files a .deb ships under ``folder`` (/usr/share/doc): path inside the package
+    (``usr/share/doc/...``) -> bytes. Symbolic links to other HTML files of the same package are followed;
+    others are left out."""
+    folder = folder.strip("/") + "/"
     members = ar_members(Path(path).read_bytes(), str(path))
     data_name = next((name for name in members if name.startswith("data.tar")), None)
     if data_name is None:
@@ -218,7 +237,7 @@ def deb_html_files(path: Path) -> dict[str, bytes]:
     with archive:
         for member in archive:
             name = posixpath.normpath(member.name.removeprefix("./"))
-            if not name.startswith(DOC_ROOT) or not name.lower().endswith((".html", ".htm")):
+            if not name.startswith(folder) or not name.lower().endswith((".html", ".htm")):
                 continue
             if member.isfile():
                 stream = archive.extractfile(member)
@@ -245,10 +264,11 @@ def doc_site_url(project: str) -> str:
     return f"https://docs.{parts.hostname}/" + "".join(f"{segment}/" for segment in segments)
 
 
-def page_kind(relative: str) -> str:
-    """``kind.reference`` for a generated API/reference page (by its path in the documentation), else
-    ``kind.guide``."""
-    return "kind.reference" if REFERENCE_PATH.search(relative) else "kind.guide"
+def page_kind(relative: str, reference_path: str = "") -> str:
+    """``kind.reference`` for a generated API/reference page (by its path in the documentation, or by a
+    reference site's own ``reference_path``), else ``kind.guide``."""
+    reference = REFERENCE_PATH.search(relative) or (reference_path and re.search(reference_path, relative))
+    return "kind.reference" if reference else "kind.guide"
 
 
 def _html_folder(files: dict[str, bytes]) -> str:
@@ -256,10 +276,10 @@ def _html_folder(files: dict[str, bytes]) -> str:
     return posixpath.commonpath([posixpath.dirname(p) for p in files]) if files else ""
 
 
-def _site_pages(files: dict[str, bytes], root: str, max_pages: int) -> dict[str, str]:
-    """The pages kept of one package's HTML files: path -> URL under ``root``, at most ``max_pages``, taken in
-    breadth-first order of their links from the shallowest index page, so that what is kept hangs together."""
-    base_dir = _html_folder(files)
+def _site_pages(files: dict[str, bytes], root: str, max_pages: int, base_dir: str) -> dict[str, str]:
+    """The pages kept of one package's HTML files: path -> URL under ``root`` (the file's path below
+    ``base_dir``), at most ``max_pages``, taken in breadth-first order of their links from the shallowest index
+    page, so that what is kept hangs together."""
     url_of = {path: normalize_url(root + posixpath.relpath(path, base_dir)) or root for path in files}
     path_of = {url: path for path, url in url_of.items()}
     start = min(files, key=lambda p: (p.count("/"), not posixpath.basename(p).startswith("index"), p))
@@ -316,21 +336,24 @@ class _WrittenSite:
 
 
 def write_doc_pages(writer: WebWriter, package: str, source: str, files: dict[str, bytes], project: str,
-                    project_title: str, max_pages: int) -> tuple[_WrittenSite, int]:
-    """Add one package's HTML documentation as the pages of the site under ``doc_site_url(project)``. Returns
-    the site with its pages' links still to write, and how many of its pages are reference pages."""
-    root = doc_site_url(project)
+                    project_title: str, max_pages: int,
+                    placed: ReferenceSite | None = None) -> tuple[_WrittenSite, int]:
+    """Add one package's HTML documentation as the pages of the site under ``doc_site_url(project)``, or, for
+    a reference site (``placed``), under its root, its files' paths taken below its HTML folder. Returns the
+    site with its pages' links still to write, and how many of its pages are reference pages."""
+    root = placed.root if placed else doc_site_url(project)
     own_host = urlsplit(root).hostname
-    kept = _site_pages(files, root, max_pages)
+    base_dir = placed.html_folder.strip("/") if placed else _html_folder(files)
+    kept = _site_pages(files, root, max_pages, base_dir)
     kept_urls = {url: path for path, url in kept.items()}
-    base_dir = _html_folder(files)
     tree = SiteTree(package, source, project, next(iter(kept.values())),
                     {posixpath.relpath(path, base_dir) for path in files},
-                    {posixpath.relpath(path, base_dir): url for path, url in kept.items()})
+                    {posixpath.relpath(path, base_dir): url for path, url in kept.items()},
+                    tail_paths=bool(placed and placed.tail_paths))
     site, reference = _WrittenSite(tree, project_title, []), 0
     for path, url in kept.items():
         parsed = parse_document(decode_html(files[path]), url, max_links=5000)
-        kind = page_kind(url.removeprefix(root))
+        kind = page_kind(url.removeprefix(root), placed.reference_path if placed else "")
         reference += kind == "kind.reference"
         writer.add_page(url, title=parsed.title or posixpath.basename(path), text=parsed.text,
                         labels={"kind.doc", kind, f"docs.{package}"})
@@ -378,52 +401,89 @@ def write_doc_links(writer: WebWriter, site: _WrittenSite, upstream: UpstreamLin
     writer.add_link(tree.project, tree.index, f"{site.title} documentation")
 
 
-def _project_of(package: str, source: str, projects: dict[str, list[str]], packages: dict[str, Package]) -> str | None:
-    """The project page a documentation package belongs to: its own, else that of a binary of its source."""
+def _project_of(package: str, source: str, projects: dict[str, list[str]], packages: dict[str, Package],
+                placed: ReferenceSite | None = None) -> str | None:
+    """The project page a documentation package belongs to: its own, else that of a binary of its source, else
+    (a reference site's fact) the page of the Homepage its entry gives."""
     for url, names in projects.items():
         if package in names:
             return url
     for url, names in projects.items():
         if any(packages[name].source == source for name in names):
             return url
-    return None
+    given = project_url(placed.homepage) if placed and placed.homepage else None
+    return given if given in projects else None
 
 
-def _add_doc_sites(src: Path, max_pages: int, sites: list[DocSite], entry_links: bool):
-    """The hook ``build_debian`` calls with its writer: adds every .deb under ``src/debs`` as a doc site."""
-    debs = sorted((Path(src) / DEBS).glob("*.deb"))
+@dataclass(frozen=True)
+class DocsPlan:
+    """What a build puts in: page caps, the reference sites (``debian_reference_sites``) and entry links."""
+
+    max_pages: int = DEFAULT_MAX_PAGES_PER_SITE
+    entry_links: bool = True
+    reference_sites: tuple[ReferenceSite, ...] = REFERENCE_SITES  # (): none, the builds before them
+    max_reference_pages: int = DEFAULT_MAX_PAGES_PER_REFERENCE_SITE
+
+    def skips(self, package: str) -> bool:
+        """A known reference site's package the plan leaves out (its .deb may sit in a shared cache)."""
+        return reference_site(package) is not None and reference_site(package, self.reference_sites) is None
+
+    def meta(self, sites: list[DocSite]) -> dict:
+        meta = {"max_pages_per_site": self.max_pages, "entry_links": self.entry_links,
+                "sites": [vars(site) for site in sites], "pool": POOL}
+        if self.reference_sites:  # only then: a build without them keeps the first builds' meta
+            meta["max_pages_per_reference_site"] = self.max_reference_pages
+            meta["reference_sites"] = [vars(site) for site in self.reference_sites]
+        return meta
+
+
+def _add_doc_sites(src: Path, plan: DocsPlan, sites: list[DocSite]):
+    """The hook ``build_debian`` calls with its writer: adds every .deb under ``src/debs`` as a doc site (but a
+    reference site's the plan leaves out)."""
+    debs = [path for path in sorted((Path(src) / DEBS).glob("*.deb")) if not plan.skips(_deb_package(path))]
     if not debs:
         raise DocsBuildError(f"{Path(src) / DEBS}: no .deb files (fetch them with --download SUITE)")
-    names = {path.name.split("_", 1)[0] for path in debs}
-    index = deb_index(src, names)
+    index = deb_index(src, {_deb_package(path) for path in debs})
 
     def add(writer: WebWriter, projects: dict[str, list[str]], packages: dict[str, Package]) -> None:
-        written = []
-        for path in debs:
-            package = path.name.split("_", 1)[0]
-            info = index.get(package)
-            if info is None:
-                raise DocsBuildError(f"{path}: package {package} is not in the Packages index")
-            project = _project_of(package, info.source, projects, packages)
-            files = deb_html_files(path)
-            if project is None:
-                raise DocsBuildError(f"{path}: no project page for its source {info.source} (no Homepage)")
-            if not files:
-                raise DocsBuildError(f"{path}: no HTML under /{DOC_ROOT}")
-            title = packages[package].source if package in packages else info.source
-            site, reference = write_doc_pages(writer, package, info.source, files, project, title, max_pages)
-            written.append(site)
-            digest = _file_sha256(path)
-            sites.append(DocSite(package, project, doc_site_url(project), site.tree.index, len(files),
-                                 len(site.tree.kept), reference, digest, digest == info.sha256))
-        _write_links(writer, written, sites, projects, packages, entry_links)
+        written = [_add_doc_site(writer, path, index, plan, projects, packages, sites) for path in debs]
+        _write_links(writer, written, sites, projects, packages, plan.entry_links)
         writer.set_meta("name", "debian-docs")
         writer.set_meta("builder", "focuscrawl.webs.debian_docs.build_debian_docs")
-        writer.set_meta("source", writer.meta_value("source") + DOCS_SOURCE + (ENTRY_SOURCE if entry_links else ""))
-        writer.set_meta("docs", {"max_pages_per_site": max_pages, "entry_links": entry_links,
-                                 "sites": [vars(site) for site in sites], "pool": POOL})
+        writer.set_meta("source", writer.meta_value("source") + DOCS_SOURCE
+                        + (REFERENCE_SOURCE if plan.reference_sites else "")
+                        + (ENTRY_SOURCE if plan.entry_links else ""))
+        writer.set_meta("docs", plan.meta(sites))
 
     return add
+
+
+def _deb_package(path: Path) -> str:
+    return path.name.split("_", 1)[0]
+
+
+def _add_doc_site(writer: WebWriter, path: Path, index: dict[str, DebInfo], plan: DocsPlan,
+                  projects: dict[str, list[str]], packages: dict[str, Package], sites: list[DocSite]) -> _WrittenSite:
+    """Write one .deb's documentation site's pages; its record goes to ``sites``."""
+    package = _deb_package(path)
+    info = index.get(package)
+    if info is None:
+        raise DocsBuildError(f"{path}: package {package} is not in the Packages index")
+    placed = reference_site(package, plan.reference_sites)
+    project = _project_of(package, info.source, projects, packages, placed)
+    folder = placed.html_folder if placed else DOC_ROOT
+    files = deb_html_files(path, folder)
+    if project is None:
+        raise DocsBuildError(f"{path}: no project page for its source {info.source} (no Homepage)")
+    if not files:
+        raise DocsBuildError(f"{path}: no HTML under /{folder.strip('/')}/")
+    title = packages[package].source if package in packages else info.source
+    max_pages = plan.max_reference_pages if placed else plan.max_pages
+    site, reference = write_doc_pages(writer, package, info.source, files, project, title, max_pages, placed)
+    digest = _file_sha256(path)
+    sites.append(DocSite(package, project, placed.root if placed else doc_site_url(project), site.tree.index,
+                         len(files), len(site.tree.kept), reference, digest, digest == info.sha256))
+    return site
 
 
 def _write_links(writer: WebWriter, written: list[_WrittenSite], sites: list[DocSite],
@@ -452,12 +512,14 @@ def _write_links(writer: WebWriter, written: list[_WrittenSite], sites: list[Doc
 
 def build_debian_docs(src: Path, out: Path, overwrite: bool = False, *,
                       max_pages_per_site: int = DEFAULT_MAX_PAGES_PER_SITE, reverse_links: int = 20,
-                      entry_links: bool = True) -> Path:
+                      entry_links: bool = True, reference_sites: tuple[ReferenceSite, ...] = REFERENCE_SITES,
+                      max_pages_per_reference_site: int = DEFAULT_MAX_PAGES_PER_REFERENCE_SITE) -> Path:
     """The Debian web of ``src``'s index plus a documentation site per .deb under ``src/debs``; with
     ``entry_links`` (the default), entered as the real data says (``focuscrawl.webs.debian_docs_links``),
-    else only from its project page."""
-    if max_pages_per_site < 1:
-        raise ValueError("max_pages_per_site must be 1 or more")
-    sites: list[DocSite] = []
+    else only from its project page. The packages of ``reference_sites`` go to their upstream roots, with
+    their own page cap; ``reference_sites=()`` builds the webs from before them (their .deb files skipped)."""
+    if max_pages_per_site < 1 or max_pages_per_reference_site < 1:
+        raise ValueError("max_pages_per_site and max_pages_per_reference_site must be 1 or more")
+    plan = DocsPlan(max_pages_per_site, entry_links, tuple(reference_sites), max_pages_per_reference_site)
     return build_debian(src, out, overwrite, reverse_links=reverse_links,
-                        extend=_add_doc_sites(Path(src), max_pages_per_site, sites, entry_links))
+                        extend=_add_doc_sites(Path(src), plan, []))

@@ -45,6 +45,25 @@ class SiteTree:
     files: set[str]  # every HTML file of the package, by its path below the package's HTML folder
     kept: dict[str, str]  # the pages kept in the web: path below the HTML folder -> web URL
     roots: list[str] = field(default_factory=list)  # upstream roots learned, "https://HOST/PATH/"
+    # a URL below a root may name a file by the tail of its path (a reference site's fact: debian_reference_sites)
+    tail_paths: bool = False
+    _tails: dict[str, str | None] | None = field(default=None, repr=False)
+
+    def file_named(self, rest: str, paths: set[str] | dict[str, str]) -> str | None:
+        """The path of ``paths`` a URL's path below a root names: ``page_in``, else, with ``tail_paths``, the one
+        file whose path ends in ``/`` + ``rest`` (a folder and a file at least)."""
+        found = page_in(rest, paths)
+        if found is not None or not self.tail_paths or "/" not in rest:
+            return found
+        if self._tails is None:
+            self._tails = {}
+            for path in self.files:
+                segments = path.split("/")
+                for cut in range(1, len(segments) - 1):
+                    tail = "/".join(segments[cut:])
+                    self._tails[tail] = None if tail in self._tails else path  # None: more than one file
+        found = self._tails.get(rest)
+        return found if found in paths else None
 
 
 def page_in(rest: str, paths: set[str] | dict[str, str]) -> str | None:
@@ -69,10 +88,12 @@ def _related(host: str, project_host: str) -> bool:
 
 def learn_upstream_roots(sites: Iterable[SiteTree], urls: Iterable[str]) -> None:
     """Set each site's ``roots``: the upstream locations its pages are linked at in ``urls`` (the external
-    links of all documentation pages). A candidate is a host of the site's project and a path prefix P such
-    that a linked URL is P + a file's path in the site (the longest such suffix); it is a root when at least
-    ``MIN_ROOT_PAGES`` distinct files are linked that way and ``MIN_ROOT_NAMED_SHARE`` of the distinct URLs
-    linked under P name a file the site has (its tree, not another site sharing a few file names)."""
+    links of all documentation pages). A candidate is a host of the site's project or of the site itself (a
+    reference site's upstream host: docs.oracle.com) and a path prefix P such that a linked URL is P + a file's
+    path in the site (the longest such suffix; with the site's ``tail_paths``, or P + the tail of one file's
+    path); it is a root when at least ``MIN_ROOT_PAGES`` distinct files are linked that way and
+    ``MIN_ROOT_NAMED_SHARE`` of the distinct URLs linked under P name a file the site has (its tree, not
+    another site sharing a few file names)."""
     paths_by_host: dict[str, set[str]] = {}
     for url in urls:
         try:
@@ -82,30 +103,30 @@ def learn_upstream_roots(sites: Iterable[SiteTree], urls: Iterable[str]) -> None
         if parts.scheme in ("http", "https") and parts.path:
             paths_by_host.setdefault(site_of(url), set()).add(parts.path)
     for site in sites:
-        project_host = site_of(site.project)
+        project_host, own_host = site_of(site.project), site_of(site.index)
         names = {posixpath.basename(path) for path in site.files}
         matched: dict[tuple[str, str], set[str]] = {}
         for host, paths in paths_by_host.items():
-            if not _related(host, project_host):
+            if not (_related(host, project_host) or _related(host, own_host)):
                 continue
             for path in paths:
-                prefix, file = _longest_file_suffix(path, site.files)
+                prefix, file = _longest_file_suffix(path, site)
                 if file is not None:
                     matched.setdefault((host, prefix), set()).add(file)
         site.roots = []
         for (host, prefix), files in sorted(matched.items()):
             under = [path[len(prefix) + 1:] for path in paths_by_host[host] if path.startswith(prefix + "/")]
-            named = sum(posixpath.basename(page_in(rest, site.files) or rest) in names for rest in under)
+            named = sum(posixpath.basename(site.file_named(rest, site.files) or rest) in names for rest in under)
             if len(files) >= MIN_ROOT_PAGES and named >= MIN_ROOT_NAMED_SHARE * len(under):
                 site.roots.append(f"https://{host}{prefix}/")
 
 
-def _longest_file_suffix(path: str, files: set[str]) -> tuple[str, str | None]:
-    """(prefix, file) where ``path`` is prefix + "/" + the path of a file of ``files`` (or of its folder), the
-    longest such. A bare index.html names no tree (every site has one), so it needs a folder above it."""
+def _longest_file_suffix(path: str, site: SiteTree) -> tuple[str, str | None]:
+    """(prefix, file) where ``path`` is prefix + "/" + what names a file of ``site`` (``SiteTree.file_named``),
+    the longest such. A bare index.html names no tree (every site has one), so it needs a folder above it."""
     segments = path.split("/")
     for cut in range(1, len(segments)):
-        file = page_in("/".join(segments[cut:]), files)
+        file = site.file_named("/".join(segments[cut:]), site.files)
         if file is not None and ("/" in file or not file.startswith("index.")):
             return "/".join(segments[:cut]), file
     return path, None
@@ -144,7 +165,7 @@ class UpstreamLinks:
             return None
         for prefix, site in self._roots.get(site_of(url), ()):
             if parts.path.startswith(prefix + "/"):
-                found = page_in(parts.path[len(prefix) + 1:], site.kept)
+                found = site.file_named(parts.path[len(prefix) + 1:], site.kept)
                 if found is not None:
                     counts = self.counts[source.package]
                     if site is source:
