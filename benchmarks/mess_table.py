@@ -21,7 +21,9 @@ import json
 import statistics
 from pathlib import Path
 
-from focuscrawl.bench.runner import DEAD_LINK, SPENT_KINDS
+from focuscrawl.bench.runner import DEAD_LINK, SPENT_KINDS, injected_share
+
+LIVE_KINDS = tuple(kind for kind in SPENT_KINDS if kind != DEAD_LINK)  # what a crawler could have told apart
 
 
 def rows_of(folder: Path) -> dict[str, dict[str, dict]]:
@@ -30,6 +32,24 @@ def rows_of(folder: Path) -> dict[str, dict[str, dict]]:
     for summary in sorted(folder.glob("rows/*/summary.json")):
         out[summary.parent.name] = {s["strategy"]: s for s in json.loads(summary.read_text())["strategies"]}
     return out
+
+
+def paired_auc_ratio(clean: dict, messy: dict) -> float:
+    """A row's messy/clean AUC/oracle: the messy mean over the clean mean of the same runs (run i has the same
+    seeds in both; a messy folder of 2 runs is compared with the clean folder's first 2 of 5)."""
+    messy_runs, clean_runs = messy.get("auc_ratios") or [], clean.get("auc_ratios") or []
+    if not messy_runs or len(clean_runs) < len(messy_runs):
+        return messy["auc_ratio_mean"] / clean["auc_ratio_mean"]
+    return statistics.fmean(messy_runs) / statistics.fmean(clean_runs[:len(messy_runs)])
+
+
+def run_shares(folder: Path, row: str, strategy: str) -> list[tuple[float, float]]:
+    """Each run's share of the budget on injected URLs, in all and without dead links, in run order."""
+    lines = (folder / "rows" / row / "runs.jsonl").read_text().splitlines()
+    runs = sorted((json.loads(line) for line in lines if line.strip()), key=lambda run: run["run"])
+    return [(injected_share(run.get("spent", {}), run["steps"]),
+             injected_share(run.get("spent", {}), run["steps"], LIVE_KINDS))
+            for run in runs if run["strategy"] == strategy]
 
 
 def main() -> None:
@@ -52,7 +72,7 @@ def main() -> None:
             pairs = [(clean[r][s], messy[r][s]) for r in rows if s in clean[r] and s in messy[r]]
             if not pairs:
                 continue
-            auc = [m["auc_ratio_mean"] / c["auc_ratio_mean"] for c, m in pairs if c["auc_ratio_mean"] > 0]
+            auc = [paired_auc_ratio(c, m) for c, m in pairs if c["auc_ratio_mean"] > 0]
             pages = [m["relevant_pages_mean"] / c["relevant_pages_mean"] for c, m in pairs
                      if c["relevant_pages_mean"] > 0]
             spent = {k: statistics.fmean(m.get("spent_mean", {}).get(k, 0.0) * 1000 / m["steps_mean"]

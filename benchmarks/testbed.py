@@ -24,22 +24,84 @@ import json
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from focuscrawl.bench.protocol import init_from_web, load_topic
+from focuscrawl.config import CrawlConfig, load_config
 from focuscrawl.crawl import Crawler
 from focuscrawl.urls import registered_domain
 from focuscrawl.webs.store import OfflineWeb
 from focuscrawl.webs.testbed import UrlLabeller, read_manifest, serve_testbed
-from focuscrawl.webs.testbed.spend import relevant_urls, spend_of_run
+from focuscrawl.webs.testbed.spend import group_shares, relevant_urls, spend_of_run
 
 APPS = ("web", "trac", "datasette", "pelican", "scheduler")
 KIND_COLUMNS = ("web", "content", "history", "version", "diff", "timeline", "calendar", "occurrence", "translation",
                 "query", "listing", "archive", "row", "export", "account", "help", "asset", "other")
 
 
+@dataclass
+class BedTopic:
+    """A test bed made ready for crawls: the topic directory an agent gets and the ground truth to score with."""
+
+    testbed: Path
+    manifest: dict
+    topic_dir: Path
+    relevant: frozenset[str]
+    labeller: UrlLabeller
+
+
+@dataclass
+class CrawlSetting:
+    """How each crawl of the bed runs; ``overrides`` are ``focuscrawl crawl -s KEY=VALUE`` settings."""
+
+    budget: int = 1000  # requests of a crawl
+    in_flight: int = 8  # requests at once
+    per_host: int = 4  # requests at once to one host
+    min_delay: float = 0.05  # seconds between two requests to a host
+    overrides: Sequence[str] = ()
+
+
 def percent(count: int, total: int) -> str:
     return f"{100 * count / total:.0f}" if total else "-"
+
+
+def prepare_bed(testbed: Path, work: Path, *, run: int, seeds: int, budget: int) -> BedTopic:
+    """The topic directory ``focuscrawl bench`` would give an agent on the bed's web, with run ``run``'s seeds."""
+    manifest = read_manifest(testbed)
+    web_dir = testbed / manifest["web"]
+    topic_dir = work / "topic"
+    init_from_web(topic_dir, web_dir, manifest["topic"], seeds=seeds, run=run, budget=budget, overwrite=True)
+    web = OfflineWeb(web_dir)
+    try:
+        relevant = relevant_urls(testbed, load_topic(web, manifest["topic"], budget=budget).truth.relevant)
+    finally:
+        web.close()
+    return BedTopic(testbed, manifest, topic_dir, relevant, UrlLabeller.load(testbed))
+
+
+def crawl_bed(bed: BedTopic, work: Path, strategies: Sequence[str], repeats: int,
+              setting: CrawlSetting) -> Iterator[dict]:
+    """Serve the bed once and crawl it ``repeats`` times per strategy; yield each run's figures as it ends."""
+    with serve_testbed(bed.testbed) as hosts:
+        hosts_map = work / "hosts.json"
+        hosts_map.write_text(json.dumps(hosts))
+        domains = sorted({registered_domain(host) or host for host in hosts})
+        for strategy in strategies:
+            for repeat in range(repeats):
+                out = work / "runs" / f"{strategy}-{repeat}"
+                config = load_config(CrawlConfig, None, setting.overrides, topic=bed.topic_dir, out=out,
+                                     hosts_map=hosts_map, budget=setting.budget, strategy=strategy, progress="none",
+                                     plot=False, concurrency=setting.in_flight, scope={"allowed_domains": domains},
+                                     fetch={"min_delay": setting.min_delay,
+                                            "per_host_concurrency": setting.per_host})
+                started = time.monotonic()
+                Crawler(config).crawl()
+                wall = time.monotonic() - started
+                spend = spend_of_run(out, bed.labeller, bed.relevant)
+                yield {"strategy": strategy, "repeat": repeat, "wall_s": round(wall, 1),
+                       "groups": group_shares(spend.by_kind, spend.requests), **spend.as_dict()}
 
 
 def main() -> None:
@@ -56,42 +118,24 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="write every run's figures here")
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
-    manifest = read_manifest(args.testbed)
-    web_dir = args.testbed / manifest["web"]
     work = args.workdir or Path(tempfile.mkdtemp(prefix="testbed-bench-"))
-    topic_dir = work / "topic"
-    init_from_web(topic_dir, web_dir, manifest["topic"], seeds=args.seeds, run=args.run, budget=args.budget,
-                  overwrite=True)
-    web = OfflineWeb(web_dir)
-    relevant = relevant_urls(args.testbed, load_topic(web, manifest["topic"], budget=args.budget).truth.relevant)
-    web.close()
-    labeller = UrlLabeller.load(args.testbed)
-    print(f"{args.testbed}: {manifest['topic']}, {len(relevant)} relevant pages ({manifest['from']} and "
+    bed = prepare_bed(args.testbed, work, run=args.run, seeds=args.seeds, budget=args.budget)
+    manifest = bed.manifest
+    print(f"{args.testbed}: {manifest['topic']}, {len(bed.relevant)} relevant pages ({manifest['from']} and "
           f"{', '.join(manifest['apps'])}), run {args.run}'s {args.seeds} seeds, budget {args.budget}, "
           f"{args.in_flight} in flight, {args.per_host} per host, min delay {args.min_delay:g} s; folders in {work}")
     print("| strategy | repeat | relevant (in apps) | " + " | ".join(f"% {app}" for app in APPS) + " | "
           + " | ".join(KIND_COLUMNS) + " | wall s |")
     print("|---" * (4 + len(APPS) + len(KIND_COLUMNS)) + "|", flush=True)
     results = []
-    with serve_testbed(args.testbed) as hosts:
-        hosts_map = work / "hosts.json"
-        hosts_map.write_text(json.dumps(hosts))
-        domains = sorted({registered_domain(host) or host for host in hosts})
-        for strategy in [name for name in args.strategies.split(",") if name]:
-            for repeat in range(args.repeats):
-                out = work / "runs" / f"{strategy}-{repeat}"
-                started = time.monotonic()
-                Crawler(topic=topic_dir, out=out, hosts_map=hosts_map, budget=args.budget, strategy=strategy,
-                        progress="none", plot=False, concurrency=args.in_flight,
-                        scope={"allowed_domains": domains},
-                        fetch={"min_delay": args.min_delay, "per_host_concurrency": args.per_host}).crawl()
-                wall = time.monotonic() - started
-                spend = spend_of_run(out, labeller, relevant)
-                results.append({"strategy": strategy, "repeat": repeat, "wall_s": round(wall, 1), **spend.as_dict()})
-                print(f"| {strategy} | {repeat} | {spend.relevant} ({spend.relevant_in_apps}) | "
-                      + " | ".join(percent(spend.by_app[app], spend.requests) for app in APPS) + " | "
-                      + " | ".join(percent(spend.by_kind[kind], spend.requests) for kind in KIND_COLUMNS)
-                      + f" | {wall:.0f} |", flush=True)
+    setting = CrawlSetting(args.budget, args.in_flight, args.per_host, args.min_delay)
+    for result in crawl_bed(bed, work, [name for name in args.strategies.split(",") if name], args.repeats, setting):
+        results.append(result)
+        requests = result["requests"]
+        print(f"| {result['strategy']} | {result['repeat']} | {result['relevant']} ({result['relevant_in_apps']}) | "
+              + " | ".join(percent(result["by_app"].get(app, 0), requests) for app in APPS) + " | "
+              + " | ".join(percent(result["by_kind"].get(kind, 0), requests) for kind in KIND_COLUMNS)
+              + f" | {result['wall_s']:.0f} |", flush=True)
     summarise(results)
     if args.json is not None:
         args.json.write_text(json.dumps({"testbed": str(args.testbed), "manifest": manifest, "args": {

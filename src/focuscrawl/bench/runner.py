@@ -10,7 +10,7 @@ import json
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +41,11 @@ SPENT_KINDS = ("calendar", "pagination", "facet", "farm", *COPY_KINDS, "redirect
 DEAD_LINK = "dead-link"
 
 
+def injected_share(spent: Mapping[str, int], steps: int, kinds: Collection[str] = SPENT_KINDS) -> float:
+    """Share of a crawl's ``steps`` spent on injected URLs of ``kinds`` (``spent``: steps by kind)."""
+    return sum(n for kind, n in spent.items() if kind in kinds) / steps if steps else 0.0
+
+
 @dataclass
 class RunResult:
     strategy: str
@@ -60,7 +65,7 @@ class RunResult:
     @property
     def injected_share(self) -> float:
         """Share of the steps spent on what a messy web injected (``SPENT_KINDS``)."""
-        return sum(n for kind, n in self.spent.items() if kind in SPENT_KINDS) / self.steps if self.steps else 0.0
+        return injected_share(self.spent, self.steps)
 
     @property
     def harvest_rate(self) -> float:

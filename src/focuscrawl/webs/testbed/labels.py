@@ -23,6 +23,21 @@ The kinds, shared by the applications so that a benchmark can add them up:
 - ``account``: login, preferences, registration;
 - ``help``: the application's own manual and about pages;
 - ``asset``: style sheets, scripts, images.
+
+For the defences' target (issue 44: "at most 5% of the budget on generated variants and thin rows") the kinds fall
+into three groups, defined here once (``KIND_GROUPS``):
+
+- ``content``: the pages a topic's reader wants;
+- *generated variants and thin rows* (``GENERATED_KINDS``): what an application makes from its content, per page,
+  per date or per parameter, so that their number grows with the content times the views and a crawler can spend
+  any budget there: revisions (history, version, diff), date views (timeline, calendar, archive), a content's text
+  again (occurrence, translation), a listing's views (query: facets, sorts, searches, next pages), the data in
+  another format (export), a table's single rows (row: a line of text each), and forms (account: login, and an
+  edit, cancel or delete form per event or ticket);
+- *site pages* (``SITE_KINDS``): listings (an index, a table's first page, a tag, category or author page, a
+  roadmap: one per section or tag, the way a crawler reaches content, not multiplied by views), the
+  application's manual (help), assets, and URLs no rule names (other). Not counted against the target, and
+  reported beside it: a crawl that spends its budget there is not trapped, but does not find content either.
 """
 
 from __future__ import annotations
@@ -34,6 +49,10 @@ from urllib.parse import urlsplit
 
 KINDS = ("content", "history", "version", "diff", "timeline", "calendar", "occurrence", "translation", "query",
          "listing", "archive", "row", "export", "account", "help", "asset", "other")
+GENERATED_KINDS = frozenset({"history", "version", "diff", "timeline", "calendar", "archive", "occurrence",
+                             "translation", "query", "export", "row", "account"})
+SITE_KINDS = frozenset({"listing", "help", "asset", "other"})
+KIND_GROUPS = {"content": frozenset({"content"}), "generated": GENERATED_KINDS, "site": SITE_KINDS}
 LABELS_FILE = "labels.json"
 
 # Trac (a wiki and an issue tracker in one). The test bed's wiki pages live under /wiki/Topics/.

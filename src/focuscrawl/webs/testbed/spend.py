@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from focuscrawl.webs.testbed.build import RELEVANT_FILE
-from focuscrawl.webs.testbed.labels import UrlLabeller
+from focuscrawl.webs.testbed.labels import KIND_GROUPS, UrlLabeller
 
 WEB = "web"  # the offline web's own pages: their application and kind
 
@@ -30,6 +30,13 @@ class Spend:
     def as_dict(self) -> dict:
         return {"requests": self.requests, "relevant": self.relevant, "relevant_in_apps": self.relevant_in_apps,
                 "by_kind": dict(self.by_kind), "by_app": dict(self.by_app)}
+
+
+def group_shares(by_kind: Mapping[str, int], requests: int) -> dict[str, float]:
+    """Share of ``requests`` on each group of kinds (``labels.KIND_GROUPS``: content, generated, site); the rest,
+    the web's own pages, is ``1 -`` their sum."""
+    return {group: sum(by_kind.get(kind, 0) for kind in kinds) / requests if requests else 0.0
+            for group, kinds in KIND_GROUPS.items()}
 
 
 def relevant_urls(testbed_dir: str | Path, web_relevant: Iterable[str]) -> frozenset[str]:
