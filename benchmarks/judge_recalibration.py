@@ -15,9 +15,10 @@ page; each map below turns those into new probabilities, which are scored as ``j
 
 Two judges of another kind are scored beside them, to see whether the compression is the features' fault:
 
-- ``vectors``: logistic regression (balanced classes) on the examples' static sentence vectors (the packaged
-  all-MiniLM-L6-v2 distilled, ``focuscrawl.topic.embeddings``; each text's first 2,000 characters);
-- ``tfidf+vectors``: the mean of the raw judge's probability and that.
+- ``vectors``: ``focuscrawl.topic.vector_judge.VectorRelevanceModel``, logistic regression (balanced classes) on
+  the examples' static sentence vectors (the packaged all-MiniLM-L6-v2 distilled; each text's first 2,000
+  characters);
+- ``tfidf+vectors``: the mean of the raw judge's probability and that (the relevance model ``tfidf+vectors``).
 
 Besides ECE and precision/recall at 0.5, each map's ROC AUC over the crawl's pages says whether it ranks them
 better, which is what a crawl's order depends on (a monotone map such as the mixture leaves it as it is).
@@ -41,9 +42,8 @@ from sklearn.metrics import roc_auc_score
 from benchmarks.judge_calibration import calibration, crawl_pages
 from focuscrawl.bench.runner import bench_topic
 from focuscrawl.bench.suite import find_suite, load_suite, plan_rows
-from focuscrawl.topic.embeddings import load_word_vectors
 from focuscrawl.topic.relevance import TfidfRelevanceModel
-from focuscrawl.topic.zeroshot import PAGE_CHARS
+from focuscrawl.topic.vector_judge import VectorRelevanceModel
 from focuscrawl.webs.store import OfflineWeb
 
 Mixture = tuple[float, float, float, float, float]  # weight of the relevant component, its mean and sd, the other's
@@ -140,14 +140,6 @@ def self_trained(texts: list[str], p: np.ndarray, example_texts: list[str], exam
     return out
 
 
-def vector_judge(texts: list[str], example_texts: list[str], example_labels: np.ndarray, seed: int) -> np.ndarray:
-    """The examples' static sentence vectors, a balanced logistic regression, applied to ``texts``."""
-    vectors = load_word_vectors()
-    model = LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000, random_state=seed)
-    model.fit(vectors.embed(example_texts, PAGE_CHARS), example_labels)
-    return model.predict_proba(vectors.embed(texts, PAGE_CHARS))[:, 1]
-
-
 def cached_crawl(config, cache: Path | None, name: str) -> tuple[list[str], np.ndarray, np.ndarray]:
     """``crawl_pages`` of the row's run 0 with ``adaptive``, read from ``cache`` when it holds them."""
     path = cache / f"{name.replace('/', '_')}.json" if cache else None
@@ -194,7 +186,7 @@ def main() -> None:
                 "platt+prior": prior_adjusted(platt, float(labels.mean())),
                 "anchored": posterior(logit(p), fit_mixture(logit(p), oof, labels)),
                 "self-trained": self_trained(crawled, p, list(texts), labels, row.config.seed)}
-        maps["vectors"] = vector_judge(crawled, list(texts), labels, row.config.seed)
+        maps["vectors"] = VectorRelevanceModel(row.config.seed).fit(texts, labels).predict_proba(crawled)
         maps["tfidf+vectors"] = (p + maps["vectors"]) / 2
         cells = []
         for name, q in maps.items():

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from focuscrawl.extras import require
 from focuscrawl.topic.judges import is_judge_spec, load_judge
 from focuscrawl.topic.relevance import TfidfRelevanceModel
+from focuscrawl.topic.vector_judge import tfidf_and_vectors
 from focuscrawl.topic.zeroshot import keyword_model
 from focuscrawl.types import RelevanceModel, TopicInputs
 
@@ -51,6 +52,9 @@ def topic_model(topic: TopicInputs) -> str:
 
 
 register_model("tfidf", lambda topic, seed, options: TfidfRelevanceModel(seed=seed).fit(topic.example_texts,
+                                                                                         topic.example_labels))
+# TF-IDF's probability averaged with a judge of the examples' sentence vectors (topic.vector_judge; under trial)
+register_model("tfidf+vectors", lambda topic, seed, options: tfidf_and_vectors(seed).fit(topic.example_texts,
                                                                                          topic.example_labels))
 
 
