@@ -1,0 +1,51 @@
+"""The sentence-vector judge and its mean with TF-IDF (relevance model ``tfidf+vectors``, under trial)."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+
+from focuscrawl.topic.models import train_relevance_model
+from focuscrawl.topic.relevance import TfidfRelevanceModel
+from focuscrawl.topic.vector_judge import MeanRelevanceModel, VectorRelevanceModel
+from focuscrawl.types import TopicInputs
+
+BIRDS = ["Birds build nests, lay eggs and migrate; a bird has feathers, wings and a beak.",
+         "The songbird sang at dawn; its plumage and flight feathers help the bird fly.",
+         "Eagles and owls are birds of prey that hunt small animals from the air.",
+         "A sparrow hatched in the nest under the roof and fledged after two weeks."]
+OTHER = ["The railway timetable lists trains from the central station every hour.",
+         "Interest rates and the stock market moved after the central bank's decision.",
+         "The football match ended in a draw after extra time in the stadium.",
+         "Compile the kernel module with make and load it with modprobe as root."]
+# the same topics in words the examples never use: what TF-IDF cannot know and vectors can
+UNSEEN_BIRD = "Herons and storks wade through the marsh, catching frogs with long bills."
+UNSEEN_OTHER = "The locomotive pulled freight wagons along the track to the harbour depot."
+
+
+def test_sentence_vectors_judge_pages_in_words_the_examples_never_use():
+    labels = [1] * len(BIRDS) + [0] * len(OTHER)
+    vectors = VectorRelevanceModel(seed=0).fit(BIRDS + OTHER, labels)
+    tfidf = TfidfRelevanceModel(seed=0).fit(BIRDS + OTHER, labels)
+    bird, other = vectors.predict_proba([UNSEEN_BIRD, UNSEEN_OTHER])
+    assert bird > 0.5 > other
+    # TF-IDF shares no word with either: it cannot tell them apart as far
+    tfidf_gap = float(np.diff(tfidf.predict_proba([UNSEEN_OTHER, UNSEEN_BIRD]))[0])
+    assert bird - other > tfidf_gap
+    assert vectors.predict_proba([]).shape == (0,)
+
+
+def test_the_mean_judge_is_the_mean_of_its_parts_and_trains_from_the_registry():
+    topic = TopicInputs("birds", ["bird"], BIRDS + OTHER, [1] * len(BIRDS) + [0] * len(OTHER))
+    judge = train_relevance_model("tfidf+vectors", topic, seed=0)
+    assert isinstance(judge, MeanRelevanceModel)
+    texts = [UNSEEN_BIRD, UNSEEN_OTHER, BIRDS[0]]
+    parts = [model.predict_proba(texts) for model in judge.models]
+    np.testing.assert_allclose(judge.predict_proba(texts), (parts[0] + parts[1]) / 2)
+    # a judge is pickled with a crawl's checkpoint: the same answers after
+    again = pickle.loads(pickle.dumps(judge))
+    assert np.array_equal(again.predict_proba(texts), judge.predict_proba(texts))
+    # the same seed and examples give the same judge
+    assert np.array_equal(train_relevance_model("tfidf+vectors", topic, seed=0).predict_proba(texts),
+                          judge.predict_proba(texts))
