@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from focuscrawl.extras import require
 from focuscrawl.topic.judges import is_judge_spec, load_judge
 from focuscrawl.topic.relevance import TfidfRelevanceModel
-from focuscrawl.topic.vector_judge import tfidf_and_vectors
+from focuscrawl.topic.vector_judge import tfidf_and_vectors, tfidf_and_vectors_stacked
 from focuscrawl.topic.zeroshot import keyword_model
 from focuscrawl.types import RelevanceModel, TopicInputs
 
@@ -56,6 +56,9 @@ register_model("tfidf", lambda topic, seed, options: TfidfRelevanceModel(seed=se
 # TF-IDF's probability averaged with a judge of the examples' sentence vectors (topic.vector_judge; under trial)
 register_model("tfidf+vectors", lambda topic, seed, options: tfidf_and_vectors(seed).fit(topic.example_texts,
                                                                                          topic.example_labels))
+# the same two judges weighted by what their out-of-fold answers on the examples earn (stacking; under trial)
+register_model("tfidf+vectors-stacked", lambda topic, seed, options: tfidf_and_vectors_stacked(seed).fit(
+    topic.example_texts, topic.example_labels))
 
 
 # TRES classifiers. Imported when asked for: torch is an optional dependency (the ``neural`` extra).

@@ -11,10 +11,12 @@ judge under trial (docs/history/trials/judge-vectors-rule.md).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold
 
 from focuscrawl.topic.embeddings import load_word_vectors
 from focuscrawl.topic.relevance import TfidfRelevanceModel
@@ -61,3 +63,45 @@ class MeanRelevanceModel:
 def tfidf_and_vectors(seed: int = 0) -> MeanRelevanceModel:
     """The ``tfidf+vectors`` judge, unfitted."""
     return MeanRelevanceModel([TfidfRelevanceModel(seed=seed), VectorRelevanceModel(seed=seed)])
+
+
+class StackedRelevanceModel:
+    """Several judges combined by a logistic regression on their out-of-fold logits over the examples (stacking,
+    Wolpert 1992): each judge gets the weight its answers on examples it was not trained on earn, so a judge that
+    reads a topic's pages badly (sentence vectors on a page genre such as a student's home page) counts little."""
+
+    def __init__(self, models: Sequence, seed: int = 0, folds: int = 5):
+        self.models, self.seed, self.folds = list(models), seed, folds
+        self.weights = np.zeros(len(self.models), dtype=np.float64)
+        self.intercept = 0.0
+
+    def fit(self, texts: Sequence[str], labels: Sequence[int]) -> StackedRelevanceModel:
+        texts, y = list(texts), np.asarray(labels, dtype=int)
+        out_of_fold = np.zeros((len(texts), len(self.models)))
+        splits = StratifiedKFold(n_splits=self.folds, shuffle=True, random_state=self.seed).split(texts, y)
+        for train, test in splits:
+            for j, model in enumerate(self.models):
+                fold_model = copy.deepcopy(model).fit([texts[i] for i in train], y[train])
+                out_of_fold[test, j] = _logit(fold_model.predict_proba([texts[i] for i in test]))
+        stacker = LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000, random_state=self.seed)
+        stacker.fit(out_of_fold, y)
+        self.weights, self.intercept = stacker.coef_[0].astype(np.float64), float(stacker.intercept_[0])
+        for model in self.models:
+            model.fit(texts, y)
+        return self
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros(0)
+        logits = np.column_stack([_logit(np.asarray(m.predict_proba(texts), dtype=float)) for m in self.models])
+        return 1.0 / (1.0 + np.exp(-(logits @ self.weights + self.intercept)))
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(p, 1e-6, 1 - 1e-6)
+    return np.log(p / (1 - p))
+
+
+def tfidf_and_vectors_stacked(seed: int = 0) -> StackedRelevanceModel:
+    """The ``tfidf+vectors-stacked`` judge, unfitted."""
+    return StackedRelevanceModel([TfidfRelevanceModel(seed=seed), VectorRelevanceModel(seed=seed)], seed=seed)
