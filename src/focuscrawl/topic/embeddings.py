@@ -263,8 +263,8 @@ class SentenceEncoder:
     Dearer than the static vectors by more than an order of magnitude a page, so it embeds fetched pages only,
     never link contexts; on one thread, like the project's other torch models (reproducible, and fair to a
     parallel benchmark). A page's first ``max_tokens`` = 128 word pieces rank a topic's pages about as well as the
-    model's full 256 at half the cost (benchmarks/page_encoder_choice.py). Embeddings are memoised by text (a pure function of it):
-    a benchmark crawls the same offline pages again and again.
+    model's full 256 at half the cost (benchmarks/page_encoder_choice.py). Embeddings are memoised by text (a pure
+    function of it): a benchmark crawls the same offline pages again and again.
     """
 
     MEMO_ENTRIES = 100_000  # 1.5 KB each
