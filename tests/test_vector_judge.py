@@ -8,7 +8,7 @@ import numpy as np
 
 from focuscrawl.topic.models import train_relevance_model
 from focuscrawl.topic.relevance import TfidfRelevanceModel
-from focuscrawl.topic.vector_judge import MeanRelevanceModel, VectorRelevanceModel
+from focuscrawl.topic.vector_judge import MeanRelevanceModel, StackedRelevanceModel, VectorRelevanceModel
 from focuscrawl.types import TopicInputs
 
 BIRDS = ["Birds build nests, lay eggs and migrate; a bird has feathers, wings and a beak.",
@@ -49,3 +49,18 @@ def test_the_mean_judge_is_the_mean_of_its_parts_and_trains_from_the_registry():
     # the same seed and examples give the same judge
     assert np.array_equal(train_relevance_model("tfidf+vectors", topic, seed=0).predict_proba(texts),
                           judge.predict_proba(texts))
+
+
+def test_stacking_weighs_each_judge_by_its_out_of_fold_answers():
+    # the label is a marker word only TF-IDF can learn: every text is about birds or trains whatever its label, so
+    # the sentence vectors (what a text is about) carry nothing; stacking gives TF-IDF the larger weight
+    about = BIRDS + OTHER
+    texts = [f"{text} Reference qzxv{'ok' if i % 2 else 'no'}." for i, text in enumerate(about * 3)]
+    labels = [i % 2 for i in range(len(texts))]
+    judge = StackedRelevanceModel([TfidfRelevanceModel(seed=0), VectorRelevanceModel(seed=0)], seed=0).fit(
+        texts, labels)
+    assert judge.weights[0] > judge.weights[1]
+    p = judge.predict_proba(["A heron in the marsh. Reference qzxvok.", "A heron in the marsh. Reference qzxvno."])
+    assert p[0] > p[1]
+    again = train_relevance_model("tfidf+vectors-stacked", TopicInputs("t", [], texts, labels), seed=0)
+    assert np.array_equal(again.weights, judge.weights) and isinstance(again, StackedRelevanceModel)
