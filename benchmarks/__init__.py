@@ -52,6 +52,7 @@ served_mess            a served messy web crawled by focuscrawl's strategies, by
 served_repeat          the same crawl of a served web repeated, to see how far its runs swing
 soft404_probes         what the soft-404 defence's probing rule costs on clean webs and catches on messy ones
 suite_gaps             where a strategy trails another on a suite's rows, with paired-bootstrap intervals
+suite_merge            a suite's table with one strategy's rows taken from other runs of it (a changed default)
 suite_ratio            two runs of a suite, row by row: a strategy's mean AUC/oracle in one over the other
 testbed                crawls of a test bed of real web applications over HTTP, and what each spent on each kind of URL
 tres_hosts             TRES's time per decision against the number of hosts, and its host-feature refresh
