@@ -80,7 +80,9 @@ def test_the_host_curve_and_domains_auc(tmp_path):
     web = build_many_host_web(tmp_path / "web")
     # half the web's pages: only seed.test's page reaches that many, so every run starts there
     summary = run_benchmark(BenchConfig(web=str(web), topic="birds", strategies=["bfs"], budget=20, runs=2,
-                                        seed_reach_share=0.5, out=tmp_path / "out"))
+                                        seed_reach_share=0.5, out=tmp_path / "out",
+                                        # its pages are near-copies, which would send soft-404 probes (steps)
+                                        defences={"soft_404": {"enabled": False}}))
     runs = [json.loads(line) for line in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
     curves = {(r["strategy"], r["run"]): r for r in runs}
     assert all(r["seeds"] == ["http://seed.test/"] and r["steps"] == 13 for r in runs)  # all 13 pages, then none
