@@ -53,10 +53,10 @@ def topic_model(topic: TopicInputs) -> str:
 
 register_model("tfidf", lambda topic, seed, options: TfidfRelevanceModel(seed=seed).fit(topic.example_texts,
                                                                                          topic.example_labels))
-# TF-IDF's probability averaged with a judge of the examples' sentence vectors (topic.vector_judge; under trial)
+# TF-IDF's probability averaged with a judge of the examples' sentence vectors (topic.vector_judge; a trial's)
 register_model("tfidf+vectors", lambda topic, seed, options: tfidf_and_vectors(seed).fit(topic.example_texts,
                                                                                          topic.example_labels))
-# the same two judges weighted by what their out-of-fold answers on the examples earn (stacking; under trial)
+# the same two judges weighted by what their out-of-fold answers on the examples earn (stacking): adaptive's judge
 register_model("tfidf+vectors-stacked", lambda topic, seed, options: tfidf_and_vectors_stacked(seed).fit(
     topic.example_texts, topic.example_labels))
 

@@ -92,6 +92,8 @@ from focuscrawl.strategies.registry import StrategySpec, register
 __all__ = ["EVIDENCE", "GRAPH", "LOCAL_VALUES", "OWN", "PATH_VALUES", "PATH_ZERO", "SCORES", "AdaptivePolicy",
            "OnlineLeastSquares", "OnlineLogistic", "encode_own", "hashed_words", "hashed_words_many"]
 
+# Its judge: TF-IDF and a sentence-vector judge stacked on the examples (topic.vector_judge), which knows a page in
+# other words than the examples' (adopted by docs/history/trials/judge-vectors-stacked-rule.md).
 register(StrategySpec("adaptive", "learns online which evidence to trust (Gouriten's neighbourhood sums, parent and "
                                   "anchor relevance, Han's topic words, a link model, path, site): the default",
-                      AdaptivePolicy))
+                      AdaptivePolicy, reward_model="tfidf+vectors-stacked"))
