@@ -92,8 +92,10 @@ def tiny_web(tmp_path: Path) -> Path:
 
 
 def tiny_crawl(web_dir, strategy: str, budget: int = 30, seed: int = 1, *, max_per_domain="inf",
-               seeds=("http://birds.test/b0",), reward_model: str | None = "tfidf", sinks=(), **options):
+               seeds=("http://birds.test/b0",), reward_model: str | None = "tfidf", sinks=(), defences=None, **options):
     """A started crawl of the tiny web from birds.test/b0 (TF-IDF reward unless told), built as every crawl is.
+    The tiny web's pages are rotations of one sentence, near-copies at different URLs as a host's not-found pages
+    are, so its crawls send soft-404 probes: steps of the engine's, never observed by the policy.
 
     Returns (crawl, step events, the open web)."""
     from focuscrawl.bench.protocol import load_topic
@@ -105,7 +107,7 @@ def tiny_crawl(web_dir, strategy: str, budget: int = 30, seed: int = 1, *, max_p
     topic = load_topic(web, "topic.birds")
     events = []
     settings = RunSettings(budget=budget, seed=seed, max_per_domain=max_per_domain, reward_model=reward_model,
-                           options={strategy: options})
+                           options={strategy: options}, **({"defences": defences} if defences is not None else {}))
     crawl = build_crawl(settings, strategy, topic.inputs, list(seeds), classifiers=Classifiers(topic.inputs, 0),
                         judge=topic.truth, sinks=[events.append, *sinks])
     return crawl, events, web
