@@ -64,3 +64,11 @@ def test_stacking_weighs_each_judge_by_its_out_of_fold_answers():
     assert p[0] > p[1]
     again = train_relevance_model("tfidf+vectors-stacked", TopicInputs("t", [], texts, labels), seed=0)
     assert np.array_equal(again.weights, judge.weights) and isinstance(again, StackedRelevanceModel)
+
+
+def test_a_topic_with_one_example_of_a_class_still_gets_a_judge():
+    texts, labels = [BIRDS[0], *OTHER], [1, 0, 0, 0, 0]
+    judge = train_relevance_model("tfidf+vectors-stacked", TopicInputs("t", [], texts, labels), seed=0)
+    assert judge.weights.tolist() == [0.5, 0.5]
+    bird, other = judge.predict_proba([UNSEEN_BIRD, UNSEEN_OTHER])
+    assert bird > other

@@ -72,7 +72,8 @@ def tfidf_and_vectors(seed: int = 0) -> MeanRelevanceModel:
 class StackedRelevanceModel:
     """Several judges combined by a logistic regression on their out-of-fold logits over the examples (stacking,
     Wolpert 1992): each judge gets the weight its answers on examples it was not trained on earn, so a judge that
-    reads a topic's pages badly (sentence vectors on a page genre such as a student's home page) counts little."""
+    reads a topic's pages badly (sentence vectors on a page genre such as a student's home page) counts little.
+    Folds: ``folds``, or as many as the rarer class has examples; with one, the logits are averaged."""
 
     def __init__(self, models: Sequence, seed: int = 0, folds: int = 5):
         self.models, self.seed, self.folds = list(models), seed, folds
@@ -81,8 +82,14 @@ class StackedRelevanceModel:
 
     def fit(self, texts: Sequence[str], labels: Sequence[int]) -> StackedRelevanceModel:
         texts, y = list(texts), np.asarray(labels, dtype=int)
+        for model in self.models:
+            model.fit(texts, y)
+        folds = min(self.folds, int(np.bincount(y, minlength=2).min()))
+        if folds < 2:  # too few examples of a class to hold any out: the judges' logits count alike
+            self.weights, self.intercept = np.full(len(self.models), 1.0 / len(self.models)), 0.0
+            return self
         out_of_fold = np.zeros((len(texts), len(self.models)))
-        splits = StratifiedKFold(n_splits=self.folds, shuffle=True, random_state=self.seed).split(texts, y)
+        splits = StratifiedKFold(n_splits=folds, shuffle=True, random_state=self.seed).split(texts, y)
         for train, test in splits:
             for j, model in enumerate(self.models):
                 fold_model = copy.deepcopy(model).fit([texts[i] for i in train], y[train])
@@ -90,8 +97,6 @@ class StackedRelevanceModel:
         stacker = LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000, random_state=self.seed)
         stacker.fit(out_of_fold, y)
         self.weights, self.intercept = stacker.coef_[0].astype(np.float64), float(stacker.intercept_[0])
-        for model in self.models:
-            model.fit(texts, y)
         return self
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
