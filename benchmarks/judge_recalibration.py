@@ -18,7 +18,9 @@ Two judges of another kind are scored beside them, to see whether the compressio
 - ``vectors``: ``focuscrawl.topic.vector_judge.VectorRelevanceModel``, logistic regression (balanced classes) on
   the examples' static sentence vectors (the packaged all-MiniLM-L6-v2 distilled; each text's first 2,000
   characters);
-- ``tfidf+vectors``: the mean of the raw judge's probability and that (the relevance model ``tfidf+vectors``).
+- ``tfidf+vectors``: the mean of the raw judge's probability and that (the relevance model ``tfidf+vectors``);
+- ``stacked``: the two weighted by their out-of-fold logits on the examples (``tfidf+vectors-stacked``, ``adaptive``'s
+  judge), all scored on the pages of a crawl judged by TF-IDF (``reward_model=tfidf`` unless ``-s`` names a judge).
 
 Besides ECE and precision/recall at 0.5, each map's ROC AUC over the crawl's pages says whether it ranks them
 better, which is what a crawl's order depends on (a monotone map such as the mixture leaves it as it is).
@@ -43,7 +45,7 @@ from benchmarks.judge_calibration import calibration, crawl_pages
 from focuscrawl.bench.runner import bench_topic
 from focuscrawl.bench.suite import find_suite, load_suite, plan_rows
 from focuscrawl.topic.relevance import TfidfRelevanceModel
-from focuscrawl.topic.vector_judge import VectorRelevanceModel
+from focuscrawl.topic.vector_judge import VectorRelevanceModel, tfidf_and_vectors_stacked
 from focuscrawl.webs.store import OfflineWeb
 
 Mixture = tuple[float, float, float, float, float]  # weight of the relevant component, its mean and sd, the other's
@@ -153,6 +155,12 @@ def cached_crawl(config, cache: Path | None, name: str) -> tuple[list[str], np.n
     return urls, p, y
 
 
+def judged_by_tfidf(overrides: list[str]) -> list[str]:
+    """The settings, with the crawl judged by TF-IDF unless they name a judge: the maps here read its scores."""
+    return overrides if any(o.startswith(("reward_model=", "judge=")) for o in overrides) else \
+        ["reward_model=tfidf", *overrides]
+
+
 def ranking(q: np.ndarray, y: np.ndarray) -> float:
     return float(roc_auc_score(y, q)) if 0 < y.sum() < len(y) else float("nan")
 
@@ -167,7 +175,7 @@ def main() -> None:
     args = parser.parse_args()
     suite = load_suite(find_suite(args.suite))
     planned = plan_rows(suite, webs=args.webs, out=Path("/tmp/judge-recalibration"), pattern=args.rows,
-                        overrides=args.set, given={"runs": 1})
+                        overrides=judged_by_tfidf(args.set), given={"runs": 1})
     ece: dict[str, list[float]] = {}
     auc: dict[str, list[float]] = {}
     for row in planned:
@@ -188,6 +196,7 @@ def main() -> None:
                 "self-trained": self_trained(crawled, p, list(texts), labels, row.config.seed)}
         maps["vectors"] = VectorRelevanceModel(row.config.seed).fit(texts, labels).predict_proba(crawled)
         maps["tfidf+vectors"] = (p + maps["vectors"]) / 2
+        maps["stacked"] = tfidf_and_vectors_stacked(row.config.seed).fit(texts, labels).predict_proba(crawled)
         cells = []
         for name, q in maps.items():
             figures = calibration(q, y)
