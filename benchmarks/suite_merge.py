@@ -38,10 +38,11 @@ def main() -> None:
     parser.add_argument("--strategy", required=True)
     parser.add_argument("--from", dest="sources", type=Path, nargs="+", required=True)
     parser.add_argument("--suite", default="dev")
+    parser.add_argument("--webs", type=Path, default=Path("webs"), help="the suite's webs (as focuscrawl bench --webs)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     suite = load_suite(find_suite(args.suite))
-    planned = plan_rows(suite, webs=Path("webs"), out=args.base)
+    planned = plan_rows(suite, webs=args.webs, out=args.base)
     replacement = strategy_rows(args.sources, args.strategy)
     summaries = {}
     for item in planned:
