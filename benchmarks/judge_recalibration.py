@@ -197,6 +197,8 @@ def main() -> None:
         maps["vectors"] = VectorRelevanceModel(row.config.seed).fit(texts, labels).predict_proba(crawled)
         maps["tfidf+vectors"] = (p + maps["vectors"]) / 2
         maps["stacked"] = tfidf_and_vectors_stacked(row.config.seed).fit(texts, labels).predict_proba(crawled)
+        maps["stacked-prior"] = tfidf_and_vectors_stacked(row.config.seed, balanced=False).fit(
+            texts, labels).predict_proba(crawled)
         cells = []
         for name, q in maps.items():
             figures = calibration(q, y)

@@ -73,10 +73,11 @@ class StackedRelevanceModel:
     """Several judges combined by a logistic regression on their out-of-fold logits over the examples (stacking,
     Wolpert 1992): each judge gets the weight its answers on examples it was not trained on earn, so a judge that
     reads a topic's pages badly (sentence vectors on a page genre such as a student's home page) counts little.
-    Folds: ``folds``, or as many as the rarer class has examples; with one, the logits are averaged."""
+    Folds: ``folds``, or as many as the rarer class has examples; with one, the logits are averaged.
+    ``balanced``: the stacker weighs both classes alike (a prior of one half), else it keeps the examples' prior."""
 
-    def __init__(self, models: Sequence, seed: int = 0, folds: int = 5):
-        self.models, self.seed, self.folds = list(models), seed, folds
+    def __init__(self, models: Sequence, seed: int = 0, folds: int = 5, balanced: bool = True):
+        self.models, self.seed, self.folds, self.balanced = list(models), seed, folds, balanced
         self.weights = np.zeros(len(self.models), dtype=np.float64)
         self.intercept = 0.0
 
@@ -94,7 +95,8 @@ class StackedRelevanceModel:
             for j, model in enumerate(self.models):
                 fold_model = copy.deepcopy(model).fit([texts[i] for i in train], y[train])
                 out_of_fold[test, j] = _logit(fold_model.predict_proba([texts[i] for i in test]))
-        stacker = LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000, random_state=self.seed)
+        stacker = LogisticRegression(C=1.0, class_weight="balanced" if self.balanced else None, max_iter=2000,
+                                     random_state=self.seed)
         stacker.fit(out_of_fold, y)
         self.weights, self.intercept = stacker.coef_[0].astype(np.float64), float(stacker.intercept_[0])
         return self
@@ -111,6 +113,7 @@ def _logit(p: np.ndarray) -> np.ndarray:
     return np.log(p / (1 - p))
 
 
-def tfidf_and_vectors_stacked(seed: int = 0) -> StackedRelevanceModel:
+def tfidf_and_vectors_stacked(seed: int = 0, balanced: bool = True) -> StackedRelevanceModel:
     """The ``tfidf+vectors-stacked`` judge, unfitted."""
-    return StackedRelevanceModel([TfidfRelevanceModel(seed=seed), VectorRelevanceModel(seed=seed)], seed=seed)
+    return StackedRelevanceModel([TfidfRelevanceModel(seed=seed), VectorRelevanceModel(seed=seed)], seed=seed,
+                                 balanced=balanced)
