@@ -27,8 +27,10 @@ import contextlib
 import functools
 import hashlib
 import io
+import json
 import logging
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -45,6 +47,11 @@ from focuscrawl.topic.text import STOPWORDS, words
 VECTORS_VERSION = "minilm-l6-m2v-128-v1"
 PCA_DIMS = 128
 _OOV_CACHE_LIMIT = 200_000
+_PIECES_CACHE_LIMIT = 200_000
+# Text the BERT normaliser leaves as it is but for case (printable ASCII and the three whitespace characters it
+# keeps), and the BERT pre-tokeniser's split of it: runs of letters and digits, each punctuation character alone.
+_PLAIN_ASCII = re.compile(r"[\t\n\r\x20-\x7e]*\Z")
+_BERT_WORDS = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")
 
 
 def packaged_dir() -> Path:
@@ -159,6 +166,18 @@ class WordVectors:
         self._index = {tok: i for tok, i in vocab.items() if tok.isalpha() and len(tok) > 1 and i < len(self.matrix)}
         self.vocabulary: list[str] = sorted(self._index)
         self._oov: dict[str, np.ndarray | None] = {}
+        self._pieces: dict[str, list[int]] = {}
+        # ``embed`` splits plain ASCII text into words itself and keeps each word's WordPiece ids (a crawl embeds
+        # every new link's context: the tokenizer's per-text cost was most of the vector judge's); valid only for
+        # the tokenizer the shipped vectors use (BERT's lower-casing normaliser and pre-tokeniser, WordPiece),
+        # checked here, and equal to the tokenizer's ids (tests/test_embeddings.py compares them).
+        config = json.loads(self.tokenizer.to_str())
+        self._split_ascii = (
+            (config.get("normalizer") or {}).get("type") == "BertNormalizer"
+            and (config.get("normalizer") or {}).get("lowercase") is True
+            and (config.get("pre_tokenizer") or {}).get("type") == "BertPreTokenizer"
+            and (config.get("model") or {}).get("type") == "WordPiece")
+        self._max_tokens = (config.get("truncation") or {}).get("max_length")
 
     @functools.cached_property
     def fingerprint(self) -> str:
@@ -202,14 +221,28 @@ class WordVectors:
                 out[i] = vec
         return out
 
+    def token_ids(self, text: str) -> list[int]:
+        """The tokenizer's ids of ``text`` (no special tokens, truncated as the tokenizer truncates)."""
+        if not self._split_ascii or _PLAIN_ASCII.match(text) is None:
+            return self.tokenizer.encode(text, add_special_tokens=False).ids
+        pieces, ids = self._pieces, []
+        for word in _BERT_WORDS.findall(text.lower()):
+            known = pieces.get(word)
+            if known is None:
+                if len(pieces) >= _PIECES_CACHE_LIMIT:
+                    pieces.clear()
+                known = pieces[word] = [token.id for token in self.tokenizer.model.tokenize(word)]
+            ids += known
+        return ids[:self._max_tokens] if self._max_tokens else ids
+
     def embed(self, texts: Sequence[str], max_chars: int = 2000) -> np.ndarray:
         """Sentence embeddings, unit length: the mean of each text's token vectors, which is model2vec's own
         encoding of a text with these vectors (checked equal to ``StaticModel.encode``), without needing
         model2vec at run time. Texts are cut to ``max_chars``; an empty text gives a zero row."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, encoding in enumerate(self.tokenizer.encode_batch([t[:max_chars] for t in texts],
-                                                                  add_special_tokens=False)):
-            ids = [k for k in encoding.ids if k != self._unk and k < len(self.matrix)]
+        rows = len(self.matrix)
+        for i, text in enumerate(texts):
+            ids = [k for k in self.token_ids(text[:max_chars]) if k != self._unk and k < rows]
             if ids:
                 vector = self.matrix[ids].mean(axis=0)
                 norm = float(np.linalg.norm(vector))
