@@ -45,15 +45,10 @@ from benchmarks.judge_calibration import calibration, crawl_pages
 from focuscrawl.bench.runner import bench_topic
 from focuscrawl.bench.suite import find_suite, load_suite, plan_rows
 from focuscrawl.topic.relevance import TfidfRelevanceModel
-from focuscrawl.topic.vector_judge import VectorRelevanceModel, tfidf_and_vectors_stacked
+from focuscrawl.topic.vector_judge import VectorRelevanceModel, logit, tfidf_and_vectors_stacked
 from focuscrawl.webs.store import OfflineWeb
 
 Mixture = tuple[float, float, float, float, float]  # weight of the relevant component, its mean and sd, the other's
-
-
-def logit(p: np.ndarray) -> np.ndarray:
-    p = np.clip(p, 1e-6, 1 - 1e-6)
-    return np.log(p / (1 - p))
 
 
 def out_of_fold(texts: list[str], labels: np.ndarray, folds: int = 5, seed: int = 0) -> np.ndarray:

@@ -94,7 +94,7 @@ class StackedRelevanceModel:
         for train, test in splits:
             for j, model in enumerate(self.models):
                 fold_model = copy.deepcopy(model).fit([texts[i] for i in train], y[train])
-                out_of_fold[test, j] = _logit(fold_model.predict_proba([texts[i] for i in test]))
+                out_of_fold[test, j] = logit(fold_model.predict_proba([texts[i] for i in test]))
         stacker = LogisticRegression(C=1.0, class_weight="balanced" if self.balanced else None, max_iter=2000,
                                      random_state=self.seed)
         stacker.fit(out_of_fold, y)
@@ -104,11 +104,12 @@ class StackedRelevanceModel:
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros(0)
-        logits = np.column_stack([_logit(np.asarray(m.predict_proba(texts), dtype=float)) for m in self.models])
+        logits = np.column_stack([logit(np.asarray(m.predict_proba(texts), dtype=float)) for m in self.models])
         return 1.0 / (1.0 + np.exp(-(logits @ self.weights + self.intercept)))
 
 
-def _logit(p: np.ndarray) -> np.ndarray:
+def logit(p: np.ndarray) -> np.ndarray:
+    """Log-odds of probabilities, kept finite."""
     p = np.clip(p, 1e-6, 1 - 1e-6)
     return np.log(p / (1 - p))
 
