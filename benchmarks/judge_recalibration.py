@@ -20,7 +20,8 @@ Two judges of another kind are scored beside them, to see whether the compressio
   characters);
 - ``tfidf+vectors``: the mean of the raw judge's probability and that (the relevance model ``tfidf+vectors``);
 - ``stacked``: the two weighted by their out-of-fold logits on the examples (``tfidf+vectors-stacked``, ``adaptive``'s
-  judge), all scored on the pages of a crawl judged by TF-IDF (``reward_model=tfidf`` unless ``-s`` names a judge).
+  judge), and that judge with its combined logit Platt-scaled to the examples' prior (``stacked+platt``, a trial's),
+  all scored on the pages of a crawl judged by TF-IDF (``reward_model=tfidf`` unless ``-s`` names a judge).
 
 Besides ECE and precision/recall at 0.5, each map's ROC AUC over the crawl's pages says whether it ranks them
 better, which is what a crawl's order depends on (a monotone map such as the mixture leaves it as it is).
@@ -192,7 +193,7 @@ def main() -> None:
         maps["vectors"] = VectorRelevanceModel(row.config.seed).fit(texts, labels).predict_proba(crawled)
         maps["tfidf+vectors"] = (p + maps["vectors"]) / 2
         maps["stacked"] = tfidf_and_vectors_stacked(row.config.seed).fit(texts, labels).predict_proba(crawled)
-        maps["stacked-prior"] = tfidf_and_vectors_stacked(row.config.seed, balanced=False).fit(
+        maps["stacked+platt"] = tfidf_and_vectors_stacked(row.config.seed, calibrated=True).fit(
             texts, labels).predict_proba(crawled)
         cells = []
         for name, q in maps.items():

@@ -74,10 +74,12 @@ class StackedRelevanceModel:
     Wolpert 1992): each judge gets the weight its answers on examples it was not trained on earn, so a judge that
     reads a topic's pages badly (sentence vectors on a page genre such as a student's home page) counts little.
     Folds: ``folds``, or as many as the rarer class has examples; with one, the logits are averaged.
-    ``balanced``: the stacker weighs both classes alike (a prior of one half), else it keeps the examples' prior."""
+    The stacker weighs both classes alike, so its answer is a probability under a prior of one half; ``calibrated``:
+    then Platt scaling (Platt 1999) of its combined logit to the examples' own prior, a monotone map that leaves
+    the order of pages as it is and folds into the same two weights."""
 
-    def __init__(self, models: Sequence, seed: int = 0, folds: int = 5, balanced: bool = True):
-        self.models, self.seed, self.folds, self.balanced = list(models), seed, folds, balanced
+    def __init__(self, models: Sequence, seed: int = 0, folds: int = 5, calibrated: bool = False):
+        self.models, self.seed, self.folds, self.calibrated = list(models), seed, folds, calibrated
         self.weights = np.zeros(len(self.models), dtype=np.float64)
         self.intercept = 0.0
 
@@ -95,10 +97,14 @@ class StackedRelevanceModel:
             for j, model in enumerate(self.models):
                 fold_model = copy.deepcopy(model).fit([texts[i] for i in train], y[train])
                 out_of_fold[test, j] = logit(fold_model.predict_proba([texts[i] for i in test]))
-        stacker = LogisticRegression(C=1.0, class_weight="balanced" if self.balanced else None, max_iter=2000,
-                                     random_state=self.seed)
+        stacker = LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000, random_state=self.seed)
         stacker.fit(out_of_fold, y)
         self.weights, self.intercept = stacker.coef_[0].astype(np.float64), float(stacker.intercept_[0])
+        if self.calibrated:
+            combined = out_of_fold @ self.weights + self.intercept
+            platt = LogisticRegression(C=1e6, max_iter=2000).fit(combined[:, None], y)
+            scale, shift = float(platt.coef_[0, 0]), float(platt.intercept_[0])
+            self.weights, self.intercept = scale * self.weights, scale * self.intercept + shift
         return self
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
@@ -114,7 +120,7 @@ def logit(p: np.ndarray) -> np.ndarray:
     return np.log(p / (1 - p))
 
 
-def tfidf_and_vectors_stacked(seed: int = 0, balanced: bool = True) -> StackedRelevanceModel:
+def tfidf_and_vectors_stacked(seed: int = 0, calibrated: bool = False) -> StackedRelevanceModel:
     """The ``tfidf+vectors-stacked`` judge, unfitted."""
     return StackedRelevanceModel([TfidfRelevanceModel(seed=seed), VectorRelevanceModel(seed=seed)], seed=seed,
-                                 balanced=balanced)
+                                 calibrated=calibrated)
