@@ -26,7 +26,7 @@ Two judges of another kind are scored beside them, to see whether the compressio
 Besides ECE and precision/recall at 0.5, each map's ROC AUC over the crawl's pages says whether it ranks them
 better, which is what a crawl's order depends on (a monotone map such as the mixture leaves it as it is).
 
-    python -m benchmarks.judge_recalibration webs --rows . [--cache DIR]
+    python -m benchmarks.judge_recalibration webs --rows . [--cache DIR] [--maps stacked,stacked+platt]
 
 ``--cache DIR`` keeps each row's crawl (URLs, the judge's scores, labels) there, so a second reading costs no crawl.
 """
@@ -168,6 +168,8 @@ def main() -> None:
     parser.add_argument("--rows", default=None)
     parser.add_argument("-s", "--set", action="append", default=[])
     parser.add_argument("--cache", type=Path, default=None, help="keep (and reuse) each row's crawl here")
+    parser.add_argument("--maps", type=lambda text: text.split(","), default=None,
+                        help="comma-separated maps to score (default: all); the raw judge is always scored")
     args = parser.parse_args()
     suite = load_suite(find_suite(args.suite))
     planned = plan_rows(suite, webs=args.webs, out=Path("/tmp/judge-recalibration"), pattern=args.rows,
@@ -184,17 +186,26 @@ def main() -> None:
         web.close()
         crawled = [f"{page.title}\n{page.text}" for page in pages]  # what the engine gives the judge
         texts, labels = topic.inputs.example_texts, np.asarray(topic.inputs.example_labels)
-        oof = logit(out_of_fold(texts, labels, seed=row.config.seed))
-        platt = LogisticRegression(C=1e6).fit(oof[:, None], labels).predict_proba(logit(p)[:, None])[:, 1]
-        maps = {"raw": p, "mixture": posterior(logit(p), fit_mixture(logit(p))), "platt": platt,
-                "platt+prior": prior_adjusted(platt, float(labels.mean())),
-                "anchored": posterior(logit(p), fit_mixture(logit(p), oof, labels)),
-                "self-trained": self_trained(crawled, p, list(texts), labels, row.config.seed)}
-        maps["vectors"] = VectorRelevanceModel(row.config.seed).fit(texts, labels).predict_proba(crawled)
-        maps["tfidf+vectors"] = (p + maps["vectors"]) / 2
-        maps["stacked"] = tfidf_and_vectors_stacked(row.config.seed).fit(texts, labels).predict_proba(crawled)
-        maps["stacked+platt"] = tfidf_and_vectors_stacked(row.config.seed, calibrated=True).fit(
-            texts, labels).predict_proba(crawled)
+        seed = row.config.seed
+
+        def platt() -> np.ndarray:
+            oof = logit(out_of_fold(texts, labels, seed=seed))
+            return LogisticRegression(C=1e6).fit(oof[:, None], labels).predict_proba(logit(p)[:, None])[:, 1]
+
+        def anchored() -> np.ndarray:
+            return posterior(logit(p), fit_mixture(logit(p), logit(out_of_fold(texts, labels, seed=seed)), labels))
+
+        def vectors() -> np.ndarray:
+            return VectorRelevanceModel(seed).fit(texts, labels).predict_proba(crawled)
+
+        makers = {"raw": lambda: p, "mixture": lambda: posterior(logit(p), fit_mixture(logit(p))), "platt": platt,
+                  "platt+prior": lambda: prior_adjusted(platt(), float(labels.mean())), "anchored": anchored,
+                  "self-trained": lambda: self_trained(crawled, p, list(texts), labels, seed),
+                  "vectors": vectors, "tfidf+vectors": lambda: (p + vectors()) / 2,
+                  "stacked": lambda: tfidf_and_vectors_stacked(seed).fit(texts, labels).predict_proba(crawled),
+                  "stacked+platt": lambda: tfidf_and_vectors_stacked(seed, calibrated=True).fit(
+                      texts, labels).predict_proba(crawled)}
+        maps = {name: makers[name]() for name in makers if name == "raw" or not args.maps or name in args.maps}
         cells = []
         for name, q in maps.items():
             figures = calibration(q, y)

@@ -8,7 +8,7 @@ import numpy as np
 
 from focuscrawl.topic.models import train_relevance_model
 from focuscrawl.topic.relevance import TfidfRelevanceModel
-from focuscrawl.topic.vector_judge import MeanRelevanceModel, StackedRelevanceModel, VectorRelevanceModel
+from focuscrawl.topic.vector_judge import MeanRelevanceModel, StackedRelevanceModel, VectorRelevanceModel, platt_scaling
 from focuscrawl.types import TopicInputs
 
 BIRDS = ["Birds build nests, lay eggs and migrate; a bird has feathers, wings and a beak.",
@@ -72,3 +72,27 @@ def test_a_topic_with_one_example_of_a_class_still_gets_a_judge():
     assert judge.weights.tolist() == [0.5, 0.5]
     bird, other = judge.predict_proba([UNSEEN_BIRD, UNSEEN_OTHER])
     assert bird > other
+
+
+def test_the_calibrated_stacked_judge_orders_pages_as_the_balanced_one_and_keeps_the_examples_prior():
+    # one bird example in four: balanced, the stacker answers as if half the pages were birds; calibrated, its
+    # probabilities come down towards the examples' share while every page keeps its place
+    texts = BIRDS + OTHER * 3 + [f"{text} Timetable." for text in OTHER]
+    labels = [1] * len(BIRDS) + [0] * (len(texts) - len(BIRDS))
+    models = lambda: [TfidfRelevanceModel(seed=0), VectorRelevanceModel(seed=0)]  # noqa: E731
+    balanced = StackedRelevanceModel(models(), seed=0).fit(texts, labels)
+    calibrated = StackedRelevanceModel(models(), seed=0, calibrated=True).fit(texts, labels)
+    pages = [UNSEEN_BIRD, UNSEEN_OTHER, *BIRDS, *OTHER, "Owls at night.", "Trains at night."]
+    p, q = balanced.predict_proba(pages), calibrated.predict_proba(pages)
+    assert np.array_equal(np.argsort(p, kind="stable"), np.argsort(q, kind="stable"))
+    assert q[1] < p[1] and q[len(BIRDS) + 2:].mean() < p[len(BIRDS) + 2:].mean()
+    assert abs(calibrated.predict_proba(texts).mean() - np.mean(labels)) < abs(
+        balanced.predict_proba(texts).mean() - np.mean(labels))
+
+
+def test_platt_scaling_stays_finite_on_examples_it_separates():
+    logits, labels = np.array([-3.0, -2.0, -1.0, 1.0, 2.0, 3.0]), np.array([0, 0, 0, 1, 1, 1])
+    scale, shift = platt_scaling(logits, labels)
+    assert 0 < scale < 10 and abs(shift) < 1e-6
+    p = 1 / (1 + np.exp(-(scale * logits + shift)))
+    assert p[-1] < 1 - 1e-3 and p[0] > 1e-3  # Platt's targets: never certain from six examples

@@ -75,8 +75,8 @@ class StackedRelevanceModel:
     reads a topic's pages badly (sentence vectors on a page genre such as a student's home page) counts little.
     Folds: ``folds``, or as many as the rarer class has examples; with one, the logits are averaged.
     The stacker weighs both classes alike, so its answer is a probability under a prior of one half; ``calibrated``:
-    then Platt scaling (Platt 1999) of its combined logit to the examples' own prior, a monotone map that leaves
-    the order of pages as it is and folds into the same two weights."""
+    then Platt scaling of its combined out-of-fold logit to the examples' own prior (``platt_scaling``), a monotone
+    map that leaves the order of pages as it is and folds into the same two weights."""
 
     def __init__(self, models: Sequence, seed: int = 0, folds: int = 5, calibrated: bool = False):
         self.models, self.seed, self.folds, self.calibrated = list(models), seed, folds, calibrated
@@ -101,9 +101,7 @@ class StackedRelevanceModel:
         stacker.fit(out_of_fold, y)
         self.weights, self.intercept = stacker.coef_[0].astype(np.float64), float(stacker.intercept_[0])
         if self.calibrated:
-            combined = out_of_fold @ self.weights + self.intercept
-            platt = LogisticRegression(C=1e6, max_iter=2000).fit(combined[:, None], y)
-            scale, shift = float(platt.coef_[0, 0]), float(platt.intercept_[0])
+            scale, shift = platt_scaling(out_of_fold @ self.weights + self.intercept, y, self.seed)
             self.weights, self.intercept = scale * self.weights, scale * self.intercept + shift
         return self
 
@@ -112,6 +110,21 @@ class StackedRelevanceModel:
             return np.zeros(0)
         logits = np.column_stack([logit(np.asarray(m.predict_proba(texts), dtype=float)) for m in self.models])
         return 1.0 / (1.0 + np.exp(-(logits @ self.weights + self.intercept)))
+
+
+def platt_scaling(logits: np.ndarray, labels: np.ndarray, seed: int = 0) -> tuple[float, float]:
+    """Platt's (1999) map of scores to probabilities, ``sigmoid(scale * logit + shift)``, fitted to the labels with
+    his targets: (positives + 1) / (positives + 2) for a positive and 1 / (negatives + 2) for a negative rather than
+    1 and 0, so that scores that separate the examples perfectly (a few examples, an easy topic) still give a finite
+    scale. Each example enters twice, weighted by its target and by one minus it."""
+    y = np.asarray(labels, dtype=int)
+    positives, negatives = int(y.sum()), int(len(y) - y.sum())
+    target = np.where(y == 1, (positives + 1) / (positives + 2), 1 / (negatives + 2))
+    x = np.concatenate([logits, logits])[:, None]
+    model = LogisticRegression(C=1e6, max_iter=2000, random_state=seed)
+    sides = np.r_[np.ones(len(y), dtype=int), np.zeros(len(y), dtype=int)]
+    model.fit(x, sides, sample_weight=np.r_[target, 1 - target])
+    return float(model.coef_[0, 0]), float(model.intercept_[0])
 
 
 def logit(p: np.ndarray) -> np.ndarray:
