@@ -244,8 +244,11 @@ class WordVectors:
         for i, text in enumerate(texts):
             ids = [k for k in self.token_ids(text[:max_chars]) if k != self._unk and k < rows]
             if ids:
-                vector = self.matrix[ids].mean(axis=0)
-                norm = float(np.linalg.norm(vector))
+                # what .mean(axis=0) and np.linalg.norm compute, without their per-call dispatch (a crawl embeds
+                # every new link's context): the same operations in the same order, so the same float32 numbers
+                vector = np.add.reduce(self.matrix[ids], axis=0)
+                np.true_divide(vector, np.intp(len(ids)), out=vector, casting="unsafe")
+                norm = float(np.sqrt(vector.dot(vector)))
                 out[i] = vector / norm if norm > 0 else vector
         return out
 
