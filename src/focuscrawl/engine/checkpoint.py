@@ -19,7 +19,8 @@ import pickle
 # 4: the host breaker in seconds (``engine.defences.hosts.HostBreaker`` per host, its clock).
 # 5: traps, view parameters and alias rules learned from evidence (``engine.defences.views``, the new rule kinds of
 #    ``aliases``, the trap families), listing families (``engine.defences.listings``); ``adaptive``'s left hosts.
-FORMAT = 5
+# 6: thin-row families (``engine.defences.thin_rows``).
+FORMAT = 6
 _HEADER = b"focuscrawl checkpoint format "
 
 

@@ -293,6 +293,10 @@ class CrawlEngine:
             return relevance
         return relevance * self.thin_pages.factor(page.text, site_of(page.final_url or page.url), learn)
 
+    def is_short(self, text: str) -> bool | None:
+        """The text is under the topic's thin-page floor; None for a topic without one (``defences.Crawl``)."""
+        return None if self.thin_pages is None else self.thin_pages.is_short(text)
+
     def is_probe(self, url: str) -> bool:
         """Whether ``url`` is a fetch a defence makes itself (a soft-404 probe), not one of the policy's selections:
         a driver fetches it as any other, and ``record`` observes it without the policy."""

@@ -41,6 +41,10 @@ class ThinPages:
         floor = ratio * float(np.median(lengths))
         return cls(floor) if floor >= 1 else None
 
+    def is_short(self, text: str) -> bool:
+        """The text has fewer words than the floor (whatever its host's pages are)."""
+        return len(words(text)) < self.floor_words
+
     def factor(self, text: str, host: str, learn: bool = True) -> float:
         """1 for a page at or above the floor or on a host of longer pages, else its share of the floor. ``learn``:
         the page counts in its host's record (a page only looked at, not fetched by the crawl, does not)."""

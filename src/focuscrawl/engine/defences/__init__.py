@@ -16,6 +16,9 @@ in that order, and their state (checkpointed with the crawl). The built-in ones,
   filter parameters, once its views show them, make the views of a known URL "view variants", never fetched;
 - listings (``listings``, 450): a path shape (``/tag/{x}.html``) whose pages quote their host's other pages and
   link to known URLs gets an allowance of a few such listings; its other URLs are refused ("listing");
+- thin rows (``thin_rows``, 460): a path shape (``/species/{x}``) whose pages are mostly far shorter than the
+  topic's relevant examples (a data browser's records) gets an allowance of a few such pages; its other URLs are
+  refused ("thin rows");
 - URL aliases (``aliases``, 500): rules learned from the copies found (mirror hosts, ``dir/index.html`` twins)
   rewrite the URLs met after them, so that further copies are one URL and cost no fetch;
 - near-duplicates (``copies``, 600): a page whose text is a near-copy of a page fetched before;
@@ -49,6 +52,7 @@ from focuscrawl.engine.defences.pipeline import (
     LISTING,
     PROBE,
     SOFT_404,
+    THIN_ROWS,
     TRAP_PATTERN,
     VIEW_VARIANT,
     Crawl,
@@ -58,19 +62,21 @@ from focuscrawl.engine.defences.pipeline import (
     duplicate_of,
 )
 from focuscrawl.engine.defences.soft404 import Soft404, Soft404Settings
+from focuscrawl.engine.defences.thin_rows import ThinRows, ThinRowSettings
 from focuscrawl.engine.defences.traps import TrapPatterns, TrapSettings, url_patterns
 
-__all__ = ["DEFAULT_ORDER", "DUPLICATE", "HOST_FAILING", "LINK_FARM", "LISTING", "PROBE", "SOFT_404", "TRAP_PATTERN",
-           "VIEW_VARIANT", "CanonicalSettings", "Crawl",
+__all__ = ["DEFAULT_ORDER", "DUPLICATE", "HOST_FAILING", "LINK_FARM", "LISTING", "PROBE", "SOFT_404", "THIN_ROWS",
+           "TRAP_PATTERN", "VIEW_VARIANT", "CanonicalSettings", "Crawl",
            "Defence", "DefenceSettings", "Defences", "Fetch", "HostHealthSettings", "LinkFarmSettings",
-           "ListingSettings", "NearDuplicateSettings", "Soft404Settings", "TrapSettings", "UrlAliasSettings",
+           "ListingSettings", "NearDuplicateSettings", "Soft404Settings", "ThinRowSettings", "TrapSettings",
+           "UrlAliasSettings",
            "UrlHygieneSettings",
            "duplicate_of", "is_failure", "url_patterns"]
 
 # The built-in defences' positions: hooks on URLs run from the lowest up, hooks on pages from the highest down
 # (``pipeline``). This order is the one the engine always consulted them in: changing it changes crawls.
 DEFAULT_ORDER = {"url_hygiene": 100, "host_health": 200, "link_farms": 300, "traps": 400, "listings": 450,
-                 "url_aliases": 500,
+                 "thin_rows": 460, "url_aliases": 500,
                  "near_duplicates": 600, "canonical": 700, "soft_404": 800}
 
 
@@ -100,6 +106,7 @@ class DefenceSettings(BaseModel):
     soft_404: Soft404Settings = Field(default_factory=Soft404Settings)
     traps: TrapSettings = Field(default_factory=TrapSettings)
     listings: ListingSettings = Field(default_factory=ListingSettings)
+    thin_rows: ThinRowSettings = Field(default_factory=ThinRowSettings)
     link_farms: LinkFarmSettings = Field(default_factory=LinkFarmSettings)
     order: dict[str, int] = Field(
         default_factory=lambda: dict(DEFAULT_ORDER),
@@ -138,6 +145,7 @@ class DefenceSettings(BaseModel):
             "link_farms": lambda: LinkFarms(self.link_farms),
             "traps": lambda: TrapPatterns(self.traps, budget, self.near_duplicates.min_shingles),
             "listings": lambda: Listings(self.listings, budget, self.near_duplicates.min_shingles),
+            "thin_rows": lambda: ThinRows(self.thin_rows),
             "url_aliases": lambda: UrlAliases(self.url_aliases),
             "near_duplicates": lambda: NearDuplicateCheck(index),
             "canonical": lambda: Canonical(self.canonical, index),

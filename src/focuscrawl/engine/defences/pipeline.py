@@ -26,6 +26,7 @@ SOFT_404 = "soft 404"
 TRAP_PATTERN = "trap pattern"
 VIEW_VARIANT = "view variant"  # a known URL with sort or filter parameters added (traps)
 LISTING = "listing"  # a URL of a path shape whose pages have shown their allowance of listings (listings)
+THIN_ROWS = "thin rows"  # a URL of a path shape whose pages have shown their allowance of short pages (thin_rows)
 HOST_FAILING = "host failing"
 LINK_FARM = "link farm"
 PROBE = "soft-404 probe"
@@ -62,6 +63,9 @@ class Crawl(Protocol):
 
     def drop_pending(self, why: Callable[[str], str]) -> list[tuple[str, str]]:
         """Pending URLs for which ``why`` gives a reason leave the frontier; listed with their reasons."""
+
+    def is_short(self, text: str) -> bool | None:
+        """The text is under the topic's thin-page floor (``topic.thin``); None for a topic without one."""
 
 
 class Fetch:
