@@ -228,6 +228,35 @@ def test_url_rules_shown_by_copies_rewrite_the_urls_met_after_them():
         assert not aliases.learn(f"http://b.test/p{i}", f"http://www.b.test/p{i}")
 
 
+def test_a_tail_rule_towards_a_partial_twin_is_retired_when_it_makes_a_not_found_url():
+    from focuscrawl.engine.defences.aliases import UrlAliases, UrlAliasSettings
+
+    # a crawl that fetched the twins first (page.htm/) learns the tail rule towards them
+    aliases = UrlAliases(UrlAliasSettings(min_support=2))
+    for i in range(2):
+        aliases.learn(f"http://c.test/p{i}.htm", f"http://c.test/p{i}.htm/")
+    assert aliases.rewrite("http://c.test/q.htm") == "http://c.test/q.htm/"
+    # q has no twin: its rewritten URL is a not-found page, and the rule goes for good
+    assert aliases.not_found("http://c.test/q.htm/")
+    assert aliases.rewrite("http://c.test/r.htm") == "http://c.test/r.htm"
+    assert not aliases.learn("http://c.test/p3.htm", "http://c.test/p3.htm/")
+    assert not aliases.learn("http://c.test/p4.htm", "http://c.test/p4.htm/")
+    # its reverse, the twins' form rewritten to the page's, may then be learned
+    for i in range(5, 7):
+        aliases.learn(f"http://c.test/p{i}.htm/", f"http://c.test/p{i}.htm")
+    assert aliases.rewrite("http://c.test/s.htm/") == "http://c.test/s.htm"
+    # ignorable parameters and case-blind paths are retired the same way
+    for i in range(2):
+        aliases.learn(f"http://d.test/p{i}?lang=en", f"http://d.test/p{i}")
+        aliases.learn(f"http://d.test/P{i}x", f"http://d.test/p{i}x")
+    assert aliases.rewrite("http://d.test/a?lang=en") == "http://d.test/a"
+    assert aliases.not_found("http://d.test/a")
+    assert aliases.rewrite("http://d.test/b?lang=en") == "http://d.test/b?lang=en"
+    assert aliases.rewrite("http://d.test/About") == "http://d.test/about"
+    assert aliases.not_found("http://d.test/about")
+    assert aliases.rewrite("http://d.test/About") == "http://d.test/About"
+
+
 def _mirrored_web(directory: Path) -> Path:
     """a.test's ten articles, each also answering under www.a.test; the hub links to both forms of each."""
     with WebWriter(directory, {"name": "mirrored"}) as w:

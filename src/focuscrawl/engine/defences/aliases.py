@@ -26,10 +26,13 @@ A rule is used once ``min_support`` distinct pairs have shown it (one pair can b
 things: a site's home page copied at ``/welcome.html``). The first form fetched is the one kept, and a rule whose
 reverse is already in use is not learned, so rewriting never loops.
 
-A host alias is retired when a URL it rewrote answers as a not-found page (a soft 404, a 404 or a 410), and never
-learned again: a mirror is often partial (a ``www.`` copy of a few sections), and a crawl that met the mirror first
-would otherwise rewrite the whole site into the mirror's not-found pages (over HTTP, one crawl of the messy
-Wikispeedia spent 250 of 1,000 fetches on them). DustBuster validates its rules by fetching samples; here the
+A rule is retired when a URL it rewrote answers as a not-found page (a soft 404, a 404 or a 410), and never
+learned again (its reverse may be): a mirror is often partial (a ``www.`` copy of a few sections), and a crawl that
+met the mirror first would otherwise rewrite the whole site into the mirror's not-found pages (over HTTP, one crawl
+of the messy Wikispeedia spent 250 of 1,000 fetches on them); a twin is often partial too, and a crawl that fetched
+``page.htm/`` before ``page.htm`` learns the tail rule towards the twin's form and would rewrite every page of the
+site into it (another crawl of the messy Wikispeedia: 253 soft 404s in 1,000 fetches,
+docs/history/trials/alias-rules-retire-rule.md). DustBuster validates its rules by fetching samples; here the
 crawl's own fetches of rewritten URLs are the samples.
 """
 
@@ -46,6 +49,7 @@ from focuscrawl.engine.defences.pipeline import DUPLICATE, SOFT_404, Crawl, Defe
 from focuscrawl.urls import normalize_url, registered_domain
 
 _MAX_TAIL = 20  # characters of a tail rule's tail: "index.html", "/", "default.aspx"; a longer one is another page
+_MAX_REWRITTEN = 1 << 16  # rewritten URLs remembered, the oldest forgotten: a rule that misleads shows it early
 
 
 class UrlAliasSettings(BaseModel):
@@ -138,8 +142,8 @@ class UrlAliases(Defence):
         self.support: Counter[tuple] = Counter()
         self.hosts: dict[HostRule, HostRule] = {}
         self.tails: dict[str, list[TailRule]] = {}  # netloc -> its tail rules in use
-        self.rewritten: dict[str, HostRule] = {}  # URL made by a host alias -> the host form it was rewritten from
-        self.retired: set[frozenset[HostRule]] = set()  # host aliases a not-found page disproved
+        self.rewritten: dict[str, tuple] = {}  # URL a rule made -> that rule's key in ``support``
+        self.retired: set[tuple] = set()  # rules (their keys in ``support``) a not-found page disproved
         self.ignored: dict[str, set[str]] = {}  # netloc -> query parameters its copies showed to be ignorable
         self.lower: set[str] = set()  # netlocs whose copies showed their paths to be case-blind
 
@@ -155,15 +159,13 @@ class UrlAliases(Defence):
             return False
         kind, rule = found
         key = (kind, rule)
-        if key in self.support and self.support[key] >= self.settings.min_support:
+        if key in self.retired or (key in self.support and self.support[key] >= self.settings.min_support):
             return False
         self.support[key] += 1
         if self.support[key] < self.settings.min_support:
             return False
         if kind == "host":
             source, target = rule
-            if frozenset(rule) in self.retired:
-                return False
             if self.hosts.get(target) == source or source in self.hosts:
                 return False  # its reverse, or another target for the same host, is in use: keep what is
             self.hosts[source] = target
@@ -184,36 +186,61 @@ class UrlAliases(Defence):
         if not self.hosts and not self.tails and not self.ignored and not self.lower:
             return url
         parts = urlsplit(url)
+        used = []  # the keys of the rules that change this URL
         source = (parts.scheme, parts.netloc)
         target = self.hosts.get(source)
         if target is not None:
             parts = parts._replace(scheme=target[0], netloc=target[1])
-        path = parts.path.lower() if parts.netloc in self.lower else parts.path
+            used.append(("host", (source, target)))
+        path = parts.path
+        if parts.netloc in self.lower and path != path.lower():
+            path = path.lower()
+            used.append(("lower", (parts.netloc,)))
         ignored = self.ignored.get(parts.netloc)
         if ignored and parts.query:
             pairs = parse_qsl(parts.query, keep_blank_values=True)
-            kept = [(k, v) for k, v in pairs if k not in ignored]
-            if len(kept) < len(pairs):
+            dropped = {k for k, _ in pairs if k in ignored}
+            if dropped:
+                kept = [(k, v) for k, v in pairs if k not in ignored]
                 parts = urlsplit(normalize_url(urlunsplit(parts._replace(query=urlencode(kept)))) or url)
+                used.extend(("param", (parts.netloc, name)) for name in sorted(dropped))
         parts = parts._replace(path=path)
-        for _, kind, copy_tail, original_tail in self.tails.get(parts.netloc, ()):
+        for rule in self.tails.get(parts.netloc, ()):
+            _, kind, copy_tail, original_tail = rule
             if not path.endswith(copy_tail):
                 continue
             stem = path[:len(path) - len(copy_tail)]
             if _kind(stem) == kind:  # "dir/" + "index.html", "page.htm" + "/": what the pairs showed
                 parts = parts._replace(path=stem + original_tail)
+                used.append(("tail", rule))
                 break
         rewritten = urlunsplit(parts)
-        if target is not None:
-            self.rewritten[rewritten] = source
+        if used and rewritten != url:
+            self.rewritten[rewritten] = used[-1]  # the last rule applied made the URL as it is
+            if len(self.rewritten) > _MAX_REWRITTEN:
+                del self.rewritten[next(iter(self.rewritten))]
         return rewritten
 
     def not_found(self, url: str) -> bool:
-        """A fetched ``url`` answered as a not-found page: retire the host alias that made it, if one did (True)."""
-        source = self.rewritten.get(url)
-        if source is None or source not in self.hosts:
+        """A fetched ``url`` answered as a not-found page: retire the rule that made it, if one did (True)."""
+        key = self.rewritten.pop(url, None)
+        if key is None or key in self.retired:
             return False
-        self.retired.add(frozenset((source, self.hosts.pop(source))))
+        kind, rule = key
+        if kind == "host":
+            if self.hosts.get(rule[0]) != rule[1]:
+                return False
+            del self.hosts[rule[0]]
+        elif kind == "tail":
+            rules = self.tails.get(rule[0], [])
+            if rule not in rules:
+                return False
+            rules.remove(rule)
+        elif kind == "param":
+            self.ignored.get(rule[0], set()).discard(rule[1])
+        else:
+            self.lower.discard(rule[0])
+        self.retired.add(key)
         return True
 
     # -- its hooks besides ``rewrite`` ---------------------------------------------------------------
