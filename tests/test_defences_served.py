@@ -73,7 +73,9 @@ def _acted(name: str, records: list[dict], web: OfflineWeb) -> bool:
     return all(kind in reasons for kind in wanted)
 
 
-@pytest.mark.parametrize("name", list(DEFAULT_ORDER))
+# thin rows: the generator makes no page as short as a data browser's row, against the birds topic's examples; the
+# same offline and served crawl of such a browser is tests/test_thin_rows.py's
+@pytest.mark.parametrize("name", [name for name in DEFAULT_ORDER if name != "thin_rows"])
 def test_a_defence_acts_the_same_offline_and_over_http(messy, tmp_path, name):
     offline = crawl_records(messy, tmp_path / "offline", served=False, seeds=SEEDS, budget=300, defences=only(name))
     served = crawl_records(messy, tmp_path / "http", served=True, seeds=SEEDS, budget=300, defences=only(name))
