@@ -283,6 +283,28 @@ def test_a_mirror_costs_a_few_fetches_then_its_urls_are_the_originals(tmp_path):
     assert len(off) == 21, "without the rule every mirrored page costs a fetch"
 
 
+def test_a_mirror_met_first_whose_pages_name_their_originals_is_left_after_a_few_pages(tmp_path):
+    # the crawl starts on the mirror: no copy can confirm a rule (the originals are never linked), but each mirror
+    # page names its original as its canonical, and after three of them the mirror's URLs met later are the originals
+    with WebWriter(tmp_path / "w", {"name": "mirror-first"}) as w:
+        w.add_page("http://www.a.test/", title="hub", text=page_text(OTHER_WORDS, 0), labels=["other"])
+        for i in range(1, 11):
+            for host in ("a.test", "www.a.test"):
+                w.add_page(f"http://{host}/p{i}", title=f"p{i}", text=page_text(BIRD_WORDS, i), labels=["birds"])
+        for i in range(1, 4):
+            w.add_link("http://www.a.test/", f"http://www.a.test/p{i}", f"article {i}")
+        for i in range(4, 11):
+            w.add_link("http://www.a.test/p3", f"http://www.a.test/p{i}", f"article {i}")
+    canonical = {f"http://www.a.test/p{i}": f"http://a.test/p{i}" for i in range(1, 11)}
+    web = Wrapped(OfflineWeb(tmp_path / "w"), canonical=canonical)
+    events, _, _ = crawl(web, ["http://www.a.test/"], budget=40)
+    fetched = [e.url for e in events]
+    assert fetched[:4] == ["http://www.a.test/", *[f"http://www.a.test/p{i}" for i in range(1, 4)]]
+    assert sorted(fetched[4:]) == sorted(f"http://a.test/p{i}" for i in range(4, 11))
+    off, _, _ = crawl(web, ["http://www.a.test/"], budget=40, defences=DefenceSettings(url_aliases={"enabled": False}))
+    assert {f"http://www.a.test/p{i}" for i in range(4, 11)} <= {e.url for e in off}
+
+
 # -- failing hosts ---------------------------------------------------------------------------------------------
 def test_a_failing_host_backs_off_then_is_closed(tmp_path):
     """Offline the breaker's clock is ``offline_step_s`` per step (3 s): it opens for 60 s = 20 steps after 3

@@ -5,7 +5,9 @@ URL rules, not from its pages: a host answers under ``www.`` and bare, under ``h
 answers as ``dir/`` and ``dir/index.html``, a page as ``page.html`` and ``page.html/``. Bar-Yossef, Keidar and
 Schonfeld (WWW 2007, "Do not crawl in the DUST: different URLs with similar text") learn such rules from pairs of
 URLs with the same text and rewrite URLs with them before fetching. This is that idea with these kinds of rule,
-each learned per site from the copies the near-duplicate defence confirms (a copy and the page it copies):
+each learned per site from the copies the near-duplicate defence confirms (a copy and the page it copies) and from
+the pages that name another URL as their ``rel=canonical`` (the site saying which form is the document, before any
+second fetch: docs/history/trials/alias-from-canonical-rule.md):
 
 - *host alias*: the two URLs differ only in scheme and a leading ``www.`` (``http://www.example.org/a`` is a copy of
   ``https://example.org/a``), or in one more leading label on one registered domain (``m.``, ``en.``, ``www2.``:
@@ -248,12 +250,19 @@ class UrlAliases(Defence):
         return DUPLICATE + self.rewrite(url) if url in crawl.kept_out else ""  # pending when a rule named its alias
 
     def inspect(self, fetch: Fetch, crawl: Crawl) -> None:
-        """A not-found page retires the host alias that made its URL; a copy the defences above found teaches a
-        rule, and when it comes into use the pending URLs it rewrites to a URL met leave the frontier."""
+        """A not-found page retires the rule that made its URL; a copy the defences above found teaches a rule, and
+        so does a page whose ``rel=canonical`` names another URL (the site saying which form is the document);
+        when a rule comes into use the pending URLs it rewrites to a URL met leave the frontier."""
         if fetch.verdict == SOFT_404 or fetch.page.status in (404, 410):
             self.not_found(fetch.url)
         verdict = fetch.verdict
-        if fetch.hidden and verdict.startswith(DUPLICATE) and self.learn(fetch.final_url, verdict[len(DUPLICATE):]):
+        if fetch.hidden and verdict.startswith(DUPLICATE):
+            learned = self.learn(fetch.final_url, verdict[len(DUPLICATE):])
+        else:
+            canonical = fetch.canonical
+            learned = (canonical is not None and not verdict and fetch.page.ok
+                       and self.learn(fetch.final_url, canonical))
+        if learned:
             fetch.skipped.extend(crawl.drop_pending(lambda url: self._alias_met(url, crawl)))
 
     def _alias_met(self, url: str, crawl: Crawl) -> str:
