@@ -19,8 +19,9 @@ in that order, and their state (checkpointed with the crawl). The built-in ones,
 - thin rows (``thin_rows``, 460): a path shape (``/species/{x}``) whose pages are mostly far shorter than the
   topic's relevant examples (a data browser's records) gets an allowance of a few such pages; its other URLs are
   refused ("thin rows");
-- URL aliases (``aliases``, 500): rules learned from the copies found (mirror hosts, ``dir/index.html`` twins)
-  rewrite the URLs met after them, so that further copies are one URL and cost no fetch;
+- URL aliases (``aliases``, 500): rules learned from the copies found and from pages naming another URL as their
+  ``rel=canonical`` (mirror hosts, ``dir/index.html`` twins) rewrite the URLs met after them, so that further copies
+  are one URL and cost no fetch; a rule that rewrites a URL into a not-found page is retired;
 - near-duplicates (``copies``, 600): a page whose text is a near-copy of a page fetched before;
 - ``rel=canonical`` (``copies``, 700): a hint, never a verdict on a URL not fetched: of a page and the URL it names
   as its own, both fetched and their texts agreeing (a near-copy across sites), the later is the earlier's duplicate;
