@@ -151,6 +151,10 @@ def cached_crawl(config, cache: Path | None, name: str) -> tuple[list[str], np.n
     return urls, p, y
 
 
+MAPS = ("raw", "mixture", "platt", "platt+prior", "anchored", "self-trained", "vectors", "tfidf+vectors", "stacked",
+        "stacked+platt")
+
+
 def judged_by_tfidf(overrides: list[str]) -> list[str]:
     """The settings, with the crawl judged by TF-IDF unless they name a judge: the maps here read its scores."""
     return overrides if any(o.startswith(("reward_model=", "judge=")) for o in overrides) else \
@@ -171,6 +175,9 @@ def main() -> None:
     parser.add_argument("--maps", type=lambda text: text.split(","), default=None,
                         help="comma-separated maps to score (default: all); the raw judge is always scored")
     args = parser.parse_args()
+    unknown = sorted(set(args.maps or ()) - set(MAPS))
+    if unknown:
+        parser.error(f"--maps: no map {', '.join(unknown)}; the maps are {', '.join(MAPS)}")
     suite = load_suite(find_suite(args.suite))
     planned = plan_rows(suite, webs=args.webs, out=Path("/tmp/judge-recalibration"), pattern=args.rows,
                         overrides=judged_by_tfidf(args.set), given={"runs": 1})
@@ -205,6 +212,7 @@ def main() -> None:
                   "stacked": lambda: tfidf_and_vectors_stacked(seed).fit(texts, labels).predict_proba(crawled),
                   "stacked+platt": lambda: tfidf_and_vectors_stacked(seed, calibrated=True).fit(
                       texts, labels).predict_proba(crawled)}
+        assert tuple(makers) == MAPS
         maps = {name: makers[name]() for name in makers if name == "raw" or not args.maps or name in args.maps}
         cells = []
         for name, q in maps.items():

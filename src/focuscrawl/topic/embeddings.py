@@ -170,7 +170,7 @@ class WordVectors:
         # ``embed`` splits plain ASCII text into words itself and keeps each word's WordPiece ids (a crawl embeds
         # every new link's context: the tokenizer's per-text cost was most of the vector judge's); valid only for
         # the tokenizer the shipped vectors use (BERT's lower-casing normaliser and pre-tokeniser, WordPiece),
-        # checked here, and equal to the tokenizer's ids (tests/test_embeddings.py compares them).
+        # checked here, and equal to the tokenizer's ids (tests/test_word_vectors.py compares them).
         config = json.loads(self.tokenizer.to_str())
         self._split_ascii = (
             (config.get("normalizer") or {}).get("type") == "BertNormalizer"
