@@ -4,11 +4,11 @@
 
 Both defences count: a URL rule is used once ``url_aliases.min_support`` copy pairs have shown it, and a host is
 closed as a link farm only with ``farm_share`` of at least ``min_pages`` judged pages stuffed, so at least
-ceil(farm_share * min_pages) spam pages. Over every page of a web (each compared with all before it: every pair of copies
-once, whichever a crawl would fetch first), this prints the most pairs any one URL rule has (in either direction) and
-the most spam pages any host has (and how many pages show
-each sign of spam). Below those thresholds, no crawl of the web, in any order, meets a rule in use
-or a farm: its crawls are those of the engine without the two defences.
+ceil(farm_share * min_pages) spam pages. Over every page of a web (each compared with all before it: every pair of
+copies once, whichever a crawl would fetch first), this prints the most pairs any one URL rule has (in either
+direction) and the most spam pages any host has (and how many pages show each sign of spam). Below those
+thresholds, no crawl of the web, in any order, meets a rule in use or a farm: its crawls are those of the engine
+without the two defences.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ def main() -> None:
     settings = DefenceSettings()
     farms = settings.link_farms
     needed = math.ceil(farms.farm_share * farms.min_pages)
-    print(f"a URL rule needs {settings.url_aliases.min_support} pairs; a farm needs {needed} spam pages ({farms.min_signs} signs)")
+    print(f"a URL rule needs {settings.url_aliases.min_support} pairs; "
+          f"a farm needs {needed} spam pages ({farms.min_signs} signs)")
     print("| web | pages | pages with a near-copy fetched before | most pairs of one URL rule | "
           "most spam pages of one host | pages showing each sign |")
     print("|---|---|---|---|---|---|")

@@ -5,7 +5,8 @@
 Each part runs over the same pages in turn, with the defences' default settings, and its CPU time
 (``process_time``) per page is printed: reading a page into shingle hashes, its MinHash signature, the
 near-duplicate lookup, the trap rule's seen-text filter (asked, then told), the link-farm reading and the
-soft-404 defence's reading of a short page (what it compares with the host's other short pages). ``benchmarks.defences_cost`` gives what they cost a whole crawl; this says where it goes.
+soft-404 defence's reading of a short page (what it compares with the host's other short pages).
+``benchmarks.defences_cost`` gives what they cost a whole crawl; this says where it goes.
 """
 
 from __future__ import annotations

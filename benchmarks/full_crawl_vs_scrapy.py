@@ -3,8 +3,8 @@
     python -m benchmarks.full_crawl_vs_scrapy [--pages 50000] [--hosts 2000] [--latency-ms 50] [--budget 4000] \
         [--concurrency 64] [--reps 3] [--kinds bfs,adaptive,scrapy] [--out DIR] [--profile KIND]
 
-Builds a synthetic web (``focuscrawl web synth``: ``--pages`` pages on ``--hosts`` hosts, ``--web-seed``), serves it on loopback
-(127.0.40.1 upwards, ``--latency-ms`` before each answer) in a subprocess, makes a topic of its topic 0 (the
+Builds a synthetic web (``focuscrawl web synth``: ``--pages`` pages on ``--hosts`` hosts, ``--web-seed``), serves it on
+loopback (127.0.40.1 upwards, ``--latency-ms`` before each answer) in a subprocess, makes a topic of its topic 0 (the
 benchmark protocol's examples and 5 seeds) and crawls it ``--reps`` times with each kind, the kinds in a rotated
 order each repetition (A B C, B C A, C A B) so that a change in the machine's load falls on all of them:
 
@@ -82,7 +82,8 @@ def focuscrawl_crawl(args: argparse.Namespace, span: Span) -> dict:
     from focuscrawl.config import CrawlConfig, load_config
     from focuscrawl.crawl import Crawler
 
-    config = load_config(CrawlConfig, None, ["plot=false", *args.set], topic=args.topic, out=args.run, strategy=args.kind,
+    config = load_config(CrawlConfig, None, ["plot=false", *args.set], topic=args.topic, out=args.run,
+                         strategy=args.kind,
                          budget=args.budget, hosts_map=args.hosts_map, concurrency=args.concurrency, warc=True,
                          progress="none")
 

@@ -52,7 +52,8 @@ def main() -> int:
     parser.add_argument("--rows", default="", help="web names to keep, comma-separated (default: all)")
     args = parser.parse_args()
     keep = {w for w in args.rows.split(",") if w}
-    print("web | topic | strategy | rule | probes | probe hosts (answered 200) | soft 404s | not-found fetched | caught")
+    print("web | topic | strategy | rule | probes | probe hosts (answered 200) | soft 404s | not-found fetched | "
+          "caught")
     for web_name, label, seeds_per_run, budget in ROWS:
         if keep and web_name not in keep:
             continue

@@ -134,7 +134,8 @@ def test_a_pages_new_links_get_the_evidence_each_would_get_alone(window):
         path = 1.0 if relevance >= 0.5 else 0.5 * float(policy.evidence.own_rows([w])[0, OWN.index("path")])
         before = set(policy.graph.urls)  # the index holds fingerprints; the URLs are the column
         model = OnlineLogistic()
-        model.w, model.bias, model.trained = policy.link_model.w.copy(), policy.link_model.bias, policy.link_model.trained
+        learned = policy.link_model
+        model.w, model.bias, model.trained = learned.w.copy(), learned.bias, learned.trained
         model.learn(policy.evidence.words.get(w).copy(), float(relevance >= 0.5))  # what observe learns first
         _page(policy, selection, relevance, links, text)
         contexts = anchor_windows(text, [a for _, a in links], window)
@@ -144,7 +145,8 @@ def test_a_pages_new_links_get_the_evidence_each_would_get_alone(window):
                 continue
             seen.add(u)
             host = u.split("/")[2]
-            local = 1.0 if host == page_host else 0.5 if registered_domain(host) == registered_domain(page_host) else 0.0
+            same_domain = registered_domain(host) == registered_domain(page_host)
+            local = 1.0 if host == page_host else 0.5 if same_domain else 0.0
             expected = [relevance, float(classifier.predict_proba([contexts[k]])[0]),
                         float(policy.similarity.links([f"{url_text(u)} {a}"])[0, 0]),
                         model.predict(hashed_words(u, a)) if model.trained else 0.5, path, local]

@@ -103,5 +103,6 @@ def test_a_suite_runs_on_its_webs_messy_versions(tmp_path):
         again = runner.invoke(app, ["bench", "--suite", str(suite), "--webs", str(tmp_path), *bad])
         assert again.exit_code != 0 and "Traceback" not in again.output
         assert len([line for line in again.output.strip().split("\n") if line.strip()]) <= 2, again.output
-    alone = runner.invoke(app, ["bench", "--web", "embedded", "--topic", "subject.Science.Biology", "--mess", "default"])
+    alone = runner.invoke(app, ["bench", "--web", "embedded", "--topic", "subject.Science.Biology",
+                                "--mess", "default"])
     assert alone.exit_code != 0 and "--mess goes with --suite" in alone.output

@@ -309,7 +309,8 @@ def test_a_mirror_met_first_whose_pages_name_their_originals_is_left_after_a_few
 def test_a_failing_host_backs_off_then_is_closed(tmp_path):
     """Offline the breaker's clock is ``offline_step_s`` per step (3 s): it opens for 60 s = 20 steps after 3
     failures, tries one request after 20, 40 and 80 steps, and closes the host after the third failed trial, when its
-    failures have lasted 426 s >= 300 s: the steps of the breaker counted in steps before it (20, 40, 80; 6 failures)."""
+    failures have lasted 426 s >= 300 s: the steps of the breaker counted in steps before it (20, 40, 80; 6
+    failures)."""
     with WebWriter(tmp_path / "w", {"name": "failing"}) as w:
         w.add_page("http://hub.test/", title="hub", text=page_text(BIRD_WORDS, 0), labels=["birds"])
         for i in range(10):

@@ -29,7 +29,8 @@ LAYERS = [
     ("focuscrawl.dashboard",),  # reads run folders and bench outputs; the CLI starts it
     ("focuscrawl.cli",),
 ]
-INDEPENDENT = [("focuscrawl.http", "focuscrawl.webs"), ("focuscrawl.engine", "focuscrawl.strategies"), ("focuscrawl.bench", "focuscrawl.crawl"),
+INDEPENDENT = [("focuscrawl.http", "focuscrawl.webs"), ("focuscrawl.engine", "focuscrawl.strategies"),
+               ("focuscrawl.bench", "focuscrawl.crawl"),
                ("focuscrawl.storage", "focuscrawl.builder"), ("focuscrawl.bench", "focuscrawl.scrapy")]
 # Inside strategies/, each module or package directly under it is a family (adaptive, gouriten, tres, ...) that
 # imports no other family: what two families share lives in one of these, below every family.

@@ -465,7 +465,8 @@ def test_a_checkpoint_of_another_format_is_refused_in_one_line():
     for found in (1, checkpoint.FORMAT + 1):
         with pytest.raises(CheckpointFormatError) as caught:
             engine.restore(_other_format(blob, found))
-        assert str(caught.value) == f"checkpoint format {found}, this version reads {checkpoint.FORMAT}: replaying the log"
+        expected = f"checkpoint format {found}, this version reads {checkpoint.FORMAT}: replaying the log"
+        assert str(caught.value) == expected
     engine.restore(blob)
     assert engine.stats.steps == 5
 

@@ -41,7 +41,8 @@ def _soft_web(directory) -> OfflineWeb:
         for i in range(MISSING):
             w.add_link("http://soft.test/", f"http://soft.test/missing/m{i}", "bird nest")
         w.add_page("http://rows.test/", title="bird table", text=page_text(BIRD_WORDS, 9))
-        for i in range(15):  # a row each (fewer than the trap rule's 20): a few words and numbers of its own, under one heading
+        # a row each (fewer than the trap rule's 20): a few words and numbers of its own, under one heading
+        for i in range(15):
             w.add_link("http://rows.test/", f"http://rows.test/row?id={i}", f"bird {i}")
             w.add_page(f"http://rows.test/row?id={i}", title=f"Bird {i}",
                        text=f"Specimen {i} nest {i * 7 % 13} egg {i * 31} wing {i % 5}.{i * 3 % 10} cm site {i * 17}")

@@ -102,8 +102,8 @@ class Selection:
 
     ``score`` is the strategy's own value of the choice (a priority, a Q-value; None for a random or
     exploring pick) and ``reason`` a few words a user can read ("linked from 3 crawled pages of relevance
-    2.71 in all", "exploring a new site"); both go to ``pages.jsonl``. ``memo`` is opaque to the engine: whatever the policy
-    knew at selection time (the chosen action's features, say). The engine hands the same Selection back
+    2.71 in all", "exploring a new site"); both go to ``pages.jsonl``. ``memo`` is opaque to the engine: whatever the
+    policy knew at selection time (the chosen action's features, say). The engine hands the same Selection back
     in the matching ``Observation``, however many fetches are in flight, so no policy keeps a table of
     pending selections.
     """

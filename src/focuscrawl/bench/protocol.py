@@ -19,7 +19,8 @@ fixed, seeded sample of labelled example *texts*, as a user would provide. Defau
   with outlinks from each of which a crawl can fetch at least ``min(budget, ceil(seed_reach_share * P))``
   pages, P being the web's 2xx pages (``seed_reach_share``: ``SEED_REACH_SHARE``, 0.1, a bench setting).
   A user's seeds are hubs; a page whose links lead only back to itself or into a handful of pages ends every
-  crawl at once, the oracle's included, and the row reports AUC/oracle 1.000 for every strategy. Reach (``focuscrawl.webs.graph``) counts
+  crawl at once, the oracle's included, and the row reports AUC/oracle 1.000 for every strategy. Reach
+  (``focuscrawl.webs.graph``) counts
   2xx pages, following links out of 2xx pages and redirects to their targets, through any page, held-out
   ones included (a crawl fetches them; they are only unscored); dead ends cost a fetch but give nothing, so
   they do not count. It ignores the per-domain cap and ``max_outlinks``, which limit every strategy alike. The share

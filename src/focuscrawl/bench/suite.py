@@ -503,8 +503,9 @@ def suite_markdown(result: dict) -> str:
              "Per strategy over rows: the median and minimum of the mean AUC/oracle and pages/oracle, the median "
              "relevant domains, domains AUC/oracle (relevant hosts against steps, over the oracle's: the oracle "
              "plans for pages, not hosts, so it can exceed 1.0; '-' or 'n of m rows' where rows from before it "
-             "was recorded were reused) and decision ms. W/T/L: rows won, tied and lost on AUC/oracle, a win needing the "
-             "95% paired-bootstrap interval of the mean difference over runs to lie above zero (a loss: below). "
+             "was recorded were reused) and decision ms. W/T/L: rows won, tied and lost on AUC/oracle, a win "
+             "needing the 95% paired-bootstrap interval of the mean difference over runs to lie above zero (a loss: "
+             "below). "
              "Best other: of the other non-oracle strategies, the one with the highest median AUC/oracle. "
              f"Oracles ({', '.join(result['oracles'])}) read ground truth: reported, never compared.", ""]
     for scope, table in result["tables"].items():

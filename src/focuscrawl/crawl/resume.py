@@ -3,8 +3,8 @@
 The one resume mechanism: the latest checkpoint (``CrawlEngine.snapshot``, taken every ``checkpoint_every`` steps
 inside a step's transaction) is restored, then the operation log after it is replayed: each logged selection must be
 selected again by the (deterministic) policy (told, if it takes the polite hint, that only the selected URL's host
-is ready: ``_only_host_of``), each logged record feeds the stored page back to the engine (with the wall clock it was recorded at, in a crawl that
-keeps one: the host breaker's decisions replay too), and each adopted message
+is ready: ``_only_host_of``), each logged record feeds the stored page back to the engine (with the wall clock it was
+recorded at, in a crawl that keeps one: the host breaker's decisions replay too), and each adopted message
 (links another shard found, in a distributed crawl; a site's sitemap offered on entering it,
 ``focuscrawl.crawl.sitemaps``) is adopted again. Without a usable checkpoint the whole log is replayed, which gives
 the same state, only slower: ``resume`` does that when the checkpoint cannot be read (one of another format, written

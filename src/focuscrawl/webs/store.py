@@ -341,8 +341,8 @@ class OfflineWeb:
                 if row.original is not None and url in index and row.original in index:
                     stands_for[index[url]] = index[row.original]
         if self._has_script_links:
-            scripted = np.array([(row_of[s], row_of[d]) for s, d in self._db.execute("SELECT src, dst FROM script_links")],
-                                dtype=np.int64).reshape(-1, 2)
+            pairs = self._db.execute("SELECT src, dst FROM script_links")
+            scripted = np.array([(row_of[s], row_of[d]) for s, d in pairs], dtype=np.int64).reshape(-1, 2)
         return LinkGraph(urls, edges[:, 0], edges[:, 1], np.array(statuses, dtype=np.int64), own, stands_for, scripted)
 
     def texts(self, urls: Iterable[str]) -> list[str]:

@@ -104,7 +104,8 @@ def spam_signs(settings: LinkFarmSettings, text: str, title: str = "", anchors: 
         return None
     signs = set()
     short = sum(len(token) <= 3 for token in tokens)
-    if short < settings.max_short_share * len(tokens) or sum(map(len, tokens)) >= settings.min_mean_length * len(tokens):
+    if (short < settings.max_short_share * len(tokens)
+            or sum(map(len, tokens)) >= settings.min_mean_length * len(tokens)):
         signs.add("long words")
     long_words = Counter(token for token in tokens if len(token) >= _LONG)
     top = sum(n for _, n in long_words.most_common(_TOP_WORDS))

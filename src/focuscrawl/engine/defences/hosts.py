@@ -147,7 +147,8 @@ class HostHealth(Defence):
             return False
         breaker = self.breakers.setdefault(host, HostBreaker())
         if kind == DNS:
-            if breaker.dns is not None and breaker.dns[0] == page.error and now - breaker.dns[1] < self.settings.dns_ttl_s:
+            if (breaker.dns is not None and breaker.dns[0] == page.error
+                    and now - breaker.dns[1] < self.settings.dns_ttl_s):
                 return False  # the negative cache's answer to a lookup that failed already: counted once
             breaker.dns = (page.error, now)
         return self._failed(breaker, now, self._wait_hint(kind, page))

@@ -35,7 +35,8 @@ from focuscrawl.urls import normalize_url
 
 UNSEEN, FRONTIER, TAKEN, CRAWLED, DROPPED = 0, 1, 2, 3, 4  # TAKEN: selected, not yet observed
 FAR = np.iinfo(np.int32).max
-FEATURES = ("fl-deg", "fl-n", "fl-e", "fl-ne", "sl-n", "sl-e", "sl-ne")  # the columns of ``features_of``, Sec. 7.2's names
+# the columns of ``features_of``, Sec. 7.2's names
+FEATURES = ("fl-deg", "fl-n", "fl-e", "fl-ne", "sl-n", "sl-e", "sl-ne")
 
 
 def fingerprint(url: str) -> int:
