@@ -67,3 +67,19 @@ def broken(page) -> float:
 
 def two_arguments(page, extra) -> float:
     return 0.5
+
+
+class Strict(Scorer):
+    """A page judge that decides at 0.9 of its own scale: the crawl rewards what it calls on topic, no more."""
+
+    threshold = 0.9
+
+
+strict = Strict()
+
+
+class NoScale(Scorer):
+    threshold = 1.5  # not a probability: refused when the judge is loaded
+
+
+no_scale = NoScale()

@@ -133,3 +133,20 @@ def test_each_steps_decision_time_is_its_own_with_fetches_in_flight(tiny_web, mo
         engine.record(url, web.fetch(url))
     assert [e.url for e in events] == [seed] + batch[::-1]
     assert [e.decision_ms for e in events] == [(cost[url] + 0.5) * 1000.0 for url in [seed] + batch[::-1]]
+
+
+def test_the_engine_rewards_at_the_judges_own_decision_point(tiny_web):
+    """A judge that names its ``threshold`` (a calibrated one decides below 0.5) is rewarded there, not at 0.5,
+    through the benchmark's per-text memo too: the memo must not move where the engine rewards."""
+    from focuscrawl.topic.relevance import MemoizedRelevance
+    from focuscrawl.types import decision_point
+
+    crawl, events, web = tiny_crawl(tiny_web, "bfs", budget=30)
+    judge = crawl.engine.classifier
+    judge.threshold = 0.03  # the tiny web's off-topic pages score 0.038, its birds 0.962
+    crawl.engine.classifier = MemoizedRelevance(judge)
+    assert decision_point(crawl.engine.classifier) == 0.03 and decision_point(object()) == 0.5
+    crawl.engine.run(web)
+    scored = [e for e in events if e.relevance > 0]
+    assert any(0.03 <= e.relevance < 0.5 for e in scored), "the tiny web must have pages between the two points"
+    assert all(e.reward == float(e.relevance >= 0.03) for e in scored)

@@ -240,6 +240,7 @@ def _one_error_line(capsys, code: int) -> str:
     ("plain", "neither module:callable nor a model file"),
     ("judge_modules:too_sure", "gave 1.5 for http://birds.test/b0: a judge's answer must be a probability in [0, 1]"),
     ("judge_modules:broken", "failed on http://birds.test/b0: RuntimeError: the user's judge has a bug"),
+    ("judge_modules:no_scale", "its threshold 1.5 is not a probability in (0, 1]"),
 ])
 def test_a_bad_judge_is_one_error_line(site, tiny_web, tmp_path, capsys, judge, says):
     root, _ = site
@@ -268,3 +269,16 @@ def test_a_judges_answers_are_checked():
         judge.predict_proba(["a"])
     one_column = TextJudge("x:y", type("M", (), {"predict_proba": lambda self, texts: [[0.25]] * len(texts)})())
     assert one_column.predict_proba(["a", "b"]).tolist() == [0.25, 0.25] and one_column.predict_proba([]).size == 0
+
+
+def test_a_judge_that_names_its_threshold_is_rewarded_there(site):
+    """A user's judge may decide elsewhere than at 0.5 (``threshold``): the engine rewards its pages at that point,
+    and a judge that names none decides at 0.5."""
+    root, _ = site
+    topic = load_topic_dir(root / "topic")
+    assert train_relevance_model("judge_modules:strict", topic).threshold == 0.9
+    assert train_relevance_model("judge_modules:scorer", topic).threshold == 0.5
+    assert train_relevance_model("judge_modules:model", topic).threshold == 0.5
+    crawl = build_crawl(RunSettings(budget=5, judge="judge_modules:strict"), "bfs", topic, [SEED],
+                        classifiers=Classifiers(topic, memoize=True))
+    assert crawl.engine.rewards(0.9) and not crawl.engine.rewards(0.89)

@@ -62,8 +62,11 @@ def test_stacking_weighs_each_judge_by_its_out_of_fold_answers():
     assert judge.weights[0] > judge.weights[1]
     p = judge.predict_proba(["A heron in the marsh. Reference qzxvok.", "A heron in the marsh. Reference qzxvno."])
     assert p[0] > p[1]
+    # the registered judge is the same stacker, calibrated to the examples' prior (its weights scaled, the order kept)
     again = train_relevance_model("tfidf+vectors-stacked", TopicInputs("t", [], texts, labels), seed=0)
-    assert np.array_equal(again.weights, judge.weights) and isinstance(again, StackedRelevanceModel)
+    calibrated = StackedRelevanceModel([TfidfRelevanceModel(seed=0), VectorRelevanceModel(seed=0)], seed=0,
+                                       calibrated=True).fit(texts, labels)
+    assert np.array_equal(again.weights, calibrated.weights) and isinstance(again, StackedRelevanceModel)
 
 
 def test_a_topic_with_one_example_of_a_class_still_gets_a_judge():
@@ -96,3 +99,17 @@ def test_platt_scaling_stays_finite_on_examples_it_separates():
     assert 0 < scale < 10 and abs(shift) < 1e-6
     p = 1 / (1 + np.exp(-(scale * logits + shift)))
     assert p[-1] < 1 - 1e-3 and p[0] > 1e-3  # Platt's targets: never certain from six examples
+
+
+def test_the_calibrated_stacked_judge_decides_where_the_balanced_one_does():
+    # its threshold is the balanced stacker's 0.5 on the calibrated scale: the same pages are on topic either way
+    texts = BIRDS + OTHER * 3 + [f"{text} Timetable." for text in OTHER]
+    labels = [1] * len(BIRDS) + [0] * (len(texts) - len(BIRDS))
+    models = lambda: [TfidfRelevanceModel(seed=0), VectorRelevanceModel(seed=0)]  # noqa: E731
+    balanced = StackedRelevanceModel(models(), seed=0).fit(texts, labels)
+    calibrated = StackedRelevanceModel(models(), seed=0, calibrated=True).fit(texts, labels)
+    assert balanced.threshold == 0.5 and calibrated.threshold < 0.5  # one example in four on topic
+    pages = [UNSEEN_BIRD, UNSEEN_OTHER, *BIRDS, *OTHER, "Owls at night.", "Trains at night.", "Owls and trains."]
+    p, q = balanced.predict_proba(pages), calibrated.predict_proba(pages)
+    assert ((p >= 0.5) == (q >= calibrated.threshold)).all()
+    assert (q >= calibrated.threshold).any() and (q < calibrated.threshold).any()

@@ -119,7 +119,8 @@ class Observation:
     """What a policy learns after the engine fetched the URL of one of its selections.
 
     ``relevance`` is the topic classifier's probability on the fetched page and ``reward`` the
-    reinforcement signal derived from it (1.0 when relevance >= 0.5), both from the agent's own
+    reinforcement signal derived from it (1.0 when relevance reaches the classifier's ``decision_point``, 0.5 unless
+    it names another), both from the agent's own
     classifier, never from ground truth. ``links`` are the page's outlinks after the engine's closure
     and per-domain filtering.
 
@@ -222,12 +223,24 @@ class TopicInputs:
 class RelevanceModel(Protocol):
     """A relevance classifier: ``fit`` on labelled texts, then ``predict_proba`` in batches (P(on topic) per text).
 
-    Implementations live in ``focuscrawl.topic``; the engine and the strategies only call ``predict_proba``.
+    Implementations live in ``focuscrawl.topic``; the engine and the strategies only call ``predict_proba``. A model
+    may say where it decides with a ``threshold`` attribute (``decision_point``); without one it decides at 0.5.
     """
 
     def fit(self, texts: Sequence[str], labels: Sequence[int]) -> RelevanceModel: ...
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+REWARD_THRESHOLD = 0.5  # where a judge that names no threshold of its own calls a page on topic
+
+
+def decision_point(model: object) -> float:
+    """The probability at and above which ``model`` calls a page on topic: its ``threshold`` if it names one, else
+    0.5. A judge calibrated to its examples' prior (topic.vector_judge) decides where its uncalibrated self said
+    one half, below 0.5: rewarding at 0.5 would reward fewer pages than it calls on topic, and a crawl that learns
+    from its rewards would then move with the judge's scale rather than with its verdicts."""
+    return float(getattr(model, "threshold", REWARD_THRESHOLD))
 
 
 @runtime_checkable

@@ -39,6 +39,7 @@ from focuscrawl.types import (
     Selection,
     StepEvent,
     Web,
+    decision_point,
 )
 from focuscrawl.urls import normalize_url, site_of
 
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
     from focuscrawl.topic.thin import ThinPages
 
 EventSink = Callable[[StepEvent], None]
-REWARD_THRESHOLD = 0.5
 
 
 @dataclass
@@ -218,9 +218,9 @@ class CrawlEngine:
             # a redirect that left the scope (another domain, an excluded path) is fetched, but not followed further
             if self.scope.allows(fetch.final_url, self.depth.get(url, 0)):
                 fetch.links = self._candidates(url, page)
-        fetch.rewarded = fetch.relevance >= REWARD_THRESHOLD
+        fetch.rewarded = self.rewards(fetch.relevance)
         self.defences.review(fetch, self)
-        reward = 1.0 if fetch.relevance >= REWARD_THRESHOLD else 0.0
+        reward = 1.0 if self.rewards(fetch.relevance) else 0.0
         foreign: list[tuple[str, str]] = []
         links = self._new_links(url, fetch.links, foreign, fetch.skipped) if fetch.links else []
         self._send_foreign(fetch, reward, foreign)
@@ -292,6 +292,10 @@ class CrawlEngine:
         if self.thin_pages is None:
             return relevance
         return relevance * self.thin_pages.factor(page.text, site_of(page.final_url or page.url), learn)
+
+    def rewards(self, relevance: float) -> bool:
+        """Whether a page of this relevance is rewarded: at or above the classifier's ``decision_point``."""
+        return relevance >= decision_point(self.classifier)
 
     def is_short(self, text: str) -> bool | None:
         """The text is under the topic's thin-page floor; None for a topic without one (``defences.Crawl``)."""

@@ -76,7 +76,6 @@ from scrapy.utils.misc import load_object
 from focuscrawl.builder import Classifiers, StrategyPlan, build_crawl
 from focuscrawl.config import RunSettings, describe_validation_error, load_config
 from focuscrawl.engine import CrawlEngine
-from focuscrawl.engine.engine import REWARD_THRESHOLD
 from focuscrawl.extras import MissingExtra
 from focuscrawl.http.response import followable
 from focuscrawl.scrapy.jobdir import STATE_FILE, read_requests, read_state, write_state
@@ -383,7 +382,7 @@ class FocusedScheduler(BaseScheduler):
             candidates = [(link_url, link.anchor) for link in page.outlinks
                           if (link_url := engine.normalize(link.url)) is not None]
             relevance = engine.relevance(page, learn=False) if candidates else 0.0
-            engine.adopt(ForeignLinks(source, page, relevance, 1.0 if relevance >= REWARD_THRESHOLD else 0.0,
+            engine.adopt(ForeignLinks(source, page, relevance, 1.0 if engine.rewards(relevance) else 0.0,
                                       engine.depth.get(source, 0), candidates, fetched=[source]))
         self._hold(links)
 

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from focuscrawl.types import Page, RelevanceModel, TopicInputs
+from focuscrawl.types import Page, RelevanceModel, TopicInputs, decision_point
 
 MODEL_SUFFIXES = (".joblib", ".pkl", ".pickle")
 FASTTEXT_SUFFIXES = (".bin", ".ftz")
@@ -90,6 +90,7 @@ class TextJudge:
 
     def __init__(self, spec: str, model: Any):
         self.spec, self.model = spec, model
+        self.threshold = _threshold(spec, model)
 
     def fit(self, texts: Sequence[str], labels: Sequence[int]) -> TextJudge:
         return self  # fitted already: a judge is the user's, not trained on the topic's examples
@@ -124,6 +125,7 @@ class PageJudge:
 
     def __init__(self, spec: str, score: Callable[[Page], float], link_model: RelevanceModel):
         self.spec, self.score, self.link_model = spec, score, link_model
+        self.threshold = _threshold(spec, getattr(score, "__self__", score))  # a bound score: its object's
 
     def fit(self, texts: Sequence[str], labels: Sequence[int]) -> PageJudge:
         return self
@@ -139,6 +141,19 @@ class PageJudge:
         if not 0.0 <= value <= 1.0:
             raise JudgeError(_out_of_range(self.spec, value, page.url))
         return value
+
+
+def _threshold(spec: str, judge: Any) -> float:
+    """Where a user's judge calls a page on topic: its ``threshold`` attribute, if it names one, else 0.5 (the
+    engine rewards pages at it: ``types.decision_point``)."""
+    try:
+        value = decision_point(judge)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not 0.0 < value <= 1.0:  # NaN too
+        raise JudgeError(f"judge {spec}: its threshold {getattr(judge, 'threshold', None)!r} is not a probability "
+                         "in (0, 1]")
+    return value
 
 
 def _load_model_file(spec: str) -> Any:

@@ -15,7 +15,7 @@ from sklearn.base import clone
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from focuscrawl.types import RelevanceModel
+from focuscrawl.types import RelevanceModel, decision_point
 
 _FITTED_VECTORIZERS: OrderedDict[tuple, tuple[TfidfVectorizer, scipy.sparse.csr_matrix]] = OrderedDict()
 _FITTED_VECTORIZERS_KEPT = 4
@@ -150,6 +150,11 @@ class MemoizedRelevance:
         self.model = model
         self.max_entries = max_entries
         self._cache: dict[str, float] = {}
+
+    @property
+    def threshold(self) -> float:
+        """The wrapped model's decision point: a memo must not move where the engine rewards."""
+        return decision_point(self.model)
 
     def fit(self, texts: Sequence[str], labels: Sequence[int]) -> MemoizedRelevance:
         self.model.fit(texts, labels)

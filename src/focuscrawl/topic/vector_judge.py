@@ -76,12 +76,16 @@ class StackedRelevanceModel:
     Folds: ``folds``, or as many as the rarer class has examples; with one, the logits are averaged.
     The stacker weighs both classes alike, so its answer is a probability under a prior of one half; ``calibrated``:
     then Platt scaling of its combined out-of-fold logit to the examples' own prior (``platt_scaling``), a monotone
-    map that leaves the order of pages as it is and folds into the same two weights."""
+    map that leaves the order of pages as it is and folds into the same two weights. ``threshold`` is where the
+    stacker decides, its combined logit 0, on the answer's scale: 0.5, or ``sigmoid(shift)`` once Platt-scaled (below
+    0.5 for a topic whose examples are mostly off topic), so that a crawl rewards the pages the stacker calls on
+    topic, whichever scale it answers on (types.decision_point)."""
 
     def __init__(self, models: Sequence, seed: int = 0, folds: int = 5, calibrated: bool = False):
         self.models, self.seed, self.folds, self.calibrated = list(models), seed, folds, calibrated
         self.weights = np.zeros(len(self.models), dtype=np.float64)
         self.intercept = 0.0
+        self.threshold = 0.5
 
     def fit(self, texts: Sequence[str], labels: Sequence[int]) -> StackedRelevanceModel:
         texts, y = list(texts), np.asarray(labels, dtype=int)
@@ -103,6 +107,7 @@ class StackedRelevanceModel:
         if self.calibrated:
             scale, shift = platt_scaling(out_of_fold @ self.weights + self.intercept, y, self.seed)
             self.weights, self.intercept = scale * self.weights, scale * self.intercept + shift
+            self.threshold = float(1.0 / (1.0 + np.exp(-shift)))  # the stacker's logit 0, mapped
         return self
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
@@ -133,7 +138,8 @@ def logit(p: np.ndarray) -> np.ndarray:
     return np.log(p / (1 - p))
 
 
-def tfidf_and_vectors_stacked(seed: int = 0, calibrated: bool = False) -> StackedRelevanceModel:
-    """The ``tfidf+vectors-stacked`` judge, unfitted."""
+def tfidf_and_vectors_stacked(seed: int = 0, calibrated: bool = True) -> StackedRelevanceModel:
+    """The ``tfidf+vectors-stacked`` judge, unfitted: calibrated to the examples' prior (adopted by
+    docs/history/trials/judge-decision-point-rule.md; ``calibrated=False``, the stacker's balanced scale, before)."""
     return StackedRelevanceModel([TfidfRelevanceModel(seed=seed), VectorRelevanceModel(seed=seed)], seed=seed,
                                  calibrated=calibrated)
