@@ -77,14 +77,20 @@ def test_a_topic_with_one_example_of_a_class_still_gets_a_judge():
     assert bird > other
 
 
+def _one_bird_in_four() -> tuple[list[str], list[int], StackedRelevanceModel, StackedRelevanceModel]:
+    """Examples with one bird in four, and the stacked judge fitted on them balanced and calibrated."""
+    texts = BIRDS + OTHER * 3 + [f"{text} Timetable." for text in OTHER]
+    labels = [1] * len(BIRDS) + [0] * (len(texts) - len(BIRDS))
+    balanced = StackedRelevanceModel([TfidfRelevanceModel(seed=0), VectorRelevanceModel(seed=0)], seed=0)
+    calibrated = StackedRelevanceModel([TfidfRelevanceModel(seed=0), VectorRelevanceModel(seed=0)], seed=0,
+                                       calibrated=True)
+    return texts, labels, balanced.fit(texts, labels), calibrated.fit(texts, labels)
+
+
 def test_the_calibrated_stacked_judge_orders_pages_as_the_balanced_one_and_keeps_the_examples_prior():
     # one bird example in four: balanced, the stacker answers as if half the pages were birds; calibrated, its
     # probabilities come down towards the examples' share while every page keeps its place
-    texts = BIRDS + OTHER * 3 + [f"{text} Timetable." for text in OTHER]
-    labels = [1] * len(BIRDS) + [0] * (len(texts) - len(BIRDS))
-    models = lambda: [TfidfRelevanceModel(seed=0), VectorRelevanceModel(seed=0)]  # noqa: E731
-    balanced = StackedRelevanceModel(models(), seed=0).fit(texts, labels)
-    calibrated = StackedRelevanceModel(models(), seed=0, calibrated=True).fit(texts, labels)
+    texts, labels, balanced, calibrated = _one_bird_in_four()
     pages = [UNSEEN_BIRD, UNSEEN_OTHER, *BIRDS, *OTHER, "Owls at night.", "Trains at night."]
     p, q = balanced.predict_proba(pages), calibrated.predict_proba(pages)
     assert np.array_equal(np.argsort(p, kind="stable"), np.argsort(q, kind="stable"))
@@ -103,11 +109,7 @@ def test_platt_scaling_stays_finite_on_examples_it_separates():
 
 def test_the_calibrated_stacked_judge_decides_where_the_balanced_one_does():
     # its threshold is the balanced stacker's 0.5 on the calibrated scale: the same pages are on topic either way
-    texts = BIRDS + OTHER * 3 + [f"{text} Timetable." for text in OTHER]
-    labels = [1] * len(BIRDS) + [0] * (len(texts) - len(BIRDS))
-    models = lambda: [TfidfRelevanceModel(seed=0), VectorRelevanceModel(seed=0)]  # noqa: E731
-    balanced = StackedRelevanceModel(models(), seed=0).fit(texts, labels)
-    calibrated = StackedRelevanceModel(models(), seed=0, calibrated=True).fit(texts, labels)
+    _, _, balanced, calibrated = _one_bird_in_four()
     assert balanced.threshold == 0.5 and calibrated.threshold < 0.5  # one example in four on topic
     pages = [UNSEEN_BIRD, UNSEEN_OTHER, *BIRDS, *OTHER, "Owls at night.", "Trains at night.", "Owls and trains."]
     p, q = balanced.predict_proba(pages), calibrated.predict_proba(pages)
