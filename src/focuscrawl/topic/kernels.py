@@ -47,3 +47,28 @@ def log_tf(top: int) -> np.ndarray:
     if len(_LOG_TF) <= top:
         _LOG_TF = np.array([0.0] + [1.0 + math.log(count) for count in range(1, max(top + 1, 2 * len(_LOG_TF)))])
     return _LOG_TF
+
+
+@compiled
+def mean_token_vectors(matrix, ids, starts, unknown):
+    """Per text (its token ids ``ids[starts[i]:starts[i + 1]]``), the mean of the ``matrix`` rows of its ids but
+    ``unknown`` and those past the matrix; a zero row for a text with none. As ``np.add.reduce(rows, axis=0)``
+    adds a C-ordered block's rows (one after another into a zeroed float32 row) and ``np.true_divide`` by the
+    count (float64 division, rounded to float32)."""
+    n, dim = len(starts) - 1, matrix.shape[1]
+    rows = matrix.shape[0]
+    out = np.zeros((n, dim), np.float32)
+    for i in range(n):
+        used = 0
+        for k in range(starts[i], starts[i + 1]):
+            t = ids[k]
+            if t == unknown or t >= rows:
+                continue
+            for j in range(dim):
+                out[i, j] += matrix[t, j]
+            used += 1
+        if used:
+            count = np.float64(used)
+            for j in range(dim):
+                out[i, j] = out[i, j] / count
+    return out
