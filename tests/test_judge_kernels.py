@@ -8,13 +8,18 @@ and norm of a text's token vectors by numpy, text by text.
 
 from __future__ import annotations
 
+import math
+from collections import Counter
+from itertools import repeat
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from focuscrawl.topic import embeddings, kernels
+from focuscrawl.topic import embeddings, kernels, relevance
 from focuscrawl.topic.embeddings import load_word_vectors
+from focuscrawl.topic.relevance import TfidfRelevanceModel
 
 EXAMPLES = ["Birds build nests, lay eggs and migrate; a bird has feathers, wings and a beak. Bird bird nests.",
             "The songbird sang at dawn; its plumage and flight feathers help the bird fly to the nest.",
@@ -27,6 +32,30 @@ WORDS = ["bird", "birds", "Owl", "nests", "the", "and", "feathers", "railway", "
          "migrate", "é", "naïve", "x", "42", "owls", "eggs", "central", "station", "e-mail", "C6H12O6", "東京"]
 text = (st.lists(st.sampled_from(WORDS) | st.text(max_size=8), max_size=40).map(" ".join)
         | st.text(max_size=200))
+
+
+@pytest.fixture(scope="module")
+def tfidf() -> TfidfRelevanceModel:
+    return TfidfRelevanceModel(seed=0).fit(EXAMPLES, LABELS)
+
+
+def probability_text_by_text(model: TfidfRelevanceModel, text: str) -> float:
+    """The TF-IDF judge's probability of one text as it was computed before batches (the definition)."""
+    vocabulary, idf, coef = model.vectorizer.vocabulary_, model.vectorizer.idf_, model.model.coef_[0]
+    weights = {term: (float(idf[j]), float(coef[j])) for term, j in vocabulary.items()}
+    terms = model._analyze(text)
+    counted = Counter(terms).items() if len(set(terms)) < len(terms) else zip(terms, repeat(1))
+    norm_sq = dot = 0.0
+    for term, count in counted:
+        known = weights.get(term)
+        if known is None:
+            continue
+        term_idf, term_coef = known
+        weight = (1.0 + math.log(count)) * term_idf if count > 1 else term_idf
+        norm_sq += weight * weight
+        dot += weight * term_coef
+    logit = float(model.model.intercept_[0]) + (dot / math.sqrt(norm_sq) if norm_sq > 0 else 0.0)
+    return 1.0 / (1.0 + math.exp(-logit)) if logit >= 0 else math.exp(logit) / (1.0 + math.exp(logit))
 
 
 def embed_text_by_text(vectors, texts: list[str], max_chars: int = 2000) -> np.ndarray:
@@ -51,8 +80,32 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
 def as_python(request, monkeypatch) -> bool:
     """Each test twice: with the compiled loops, and with the same loops run as Python (a machine without numba)."""
     if request.param == "python":
+        monkeypatch.setattr(relevance, "tfidf_logits", kernels.tfidf_logits.py_func)
         monkeypatch.setattr(embeddings, "mean_token_vectors", kernels.mean_token_vectors.py_func)
     return request.param == "python"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(text, min_size=1, max_size=12))
+@example(texts=["", "bird bird bird nests nests", "the and", "railway " * 300, EXAMPLES[0], "xyz"])
+def test_a_batch_of_tfidf_probabilities_is_each_texts_own(tfidf, as_python, texts):
+    expected = np.array([probability_text_by_text(tfidf, t) for t in texts])
+    assert same_bits(tfidf.predict_proba(texts), expected)
+
+
+def test_tfidf_answers_on_long_pages_and_after_a_pickle(tfidf, as_python):
+    import pickle
+
+    pages = [" ".join(EXAMPLES * k) for k in (1, 7, 40)] + ["bird " * 5000]  # counts past any table so far
+    expected = np.array([probability_text_by_text(tfidf, t) for t in pages])
+    assert same_bits(tfidf.predict_proba(pages), expected)
+    assert same_bits(pickle.loads(pickle.dumps(tfidf)).predict_proba(pages), expected)
+
+
+def test_log_tf_is_math_log():
+    table = kernels.log_tf(3000)
+    assert len(table) > 3000 and table[0] == 0.0
+    assert all(table[c] == 1.0 + math.log(c) for c in range(1, 3001))
 
 
 @pytest.fixture(scope="module")

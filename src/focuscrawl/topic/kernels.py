@@ -72,3 +72,37 @@ def mean_token_vectors(matrix, ids, starts, unknown):
             for j in range(dim):
                 out[i, j] = out[i, j] / count
     return out
+
+
+@compiled
+def tfidf_logits(columns, starts, idf, coef, log_tf, intercept):
+    """Per text (its terms' vocabulary columns ``columns[starts[i]:starts[i + 1]]``, -1 outside the vocabulary,
+    in the analyzer's order), the TF-IDF logistic model's logit: ``intercept + sum(w_t coef_t) / sqrt(sum(w_t^2))``
+    over its distinct known terms in the order they first occur, ``w_t = idf_t`` for a term met once and
+    ``log_tf[count] * idf_t`` otherwise; both sums added term after term from 0.0, the intercept alone for a text
+    with no known term (``TfidfRelevanceModel``'s formula of sublinear tf x idf, L2-normalised, dot the weights)."""
+    n = len(starts) - 1
+    logits = np.empty(n, np.float64)
+    for i in range(n):
+        text = columns[starts[i]:starts[i + 1]]
+        m = len(text)
+        # each term's count, at its first occurrence (a stable sort puts it first among its equals); 0 elsewhere
+        order = np.argsort(text, kind="mergesort")
+        count_at = np.zeros(m, np.int64)
+        g = 0
+        while g < m:
+            h = g + 1
+            while h < m and text[order[h]] == text[order[g]]:
+                h += 1
+            count_at[order[g]] = h - g
+            g = h
+        norm_sq = dot = 0.0
+        for p in range(m):
+            c, count = text[p], count_at[p]
+            if c < 0 or count == 0:
+                continue
+            weight = log_tf[count] * idf[c] if count > 1 else idf[c]
+            norm_sq += weight * weight
+            dot += weight * coef[c]
+        logits[i] = intercept + (dot / math.sqrt(norm_sq) if norm_sq > 0 else 0.0)
+    return logits
