@@ -96,3 +96,11 @@ def test_platt_scaling_stays_finite_on_examples_it_separates():
     assert 0 < scale < 10 and abs(shift) < 1e-6
     p = 1 / (1 + np.exp(-(scale * logits + shift)))
     assert p[-1] < 1 - 1e-3 and p[0] > 1e-3  # Platt's targets: never certain from six examples
+
+
+def test_a_pickled_vector_judge_leaves_the_word_vectors_to_the_process():
+    labels = [1] * len(BIRDS) + [0] * len(OTHER)
+    judge = VectorRelevanceModel(seed=0).fit(BIRDS + OTHER, labels)
+    texts = [UNSEEN_BIRD, UNSEEN_OTHER]
+    assert len(pickle.dumps(judge)) < 10_000  # the weights, not the 8 MB of vectors
+    assert np.array_equal(pickle.loads(pickle.dumps(judge)).predict_proba(texts), judge.predict_proba(texts))
