@@ -1,11 +1,8 @@
-"""Compiled loops of the judges' batch work (and the decorator every compiled loop of the project goes through),
-the same numbers as the Python and numpy they replace.
+"""Compiled loops of the judges' batch work, the same numbers as the Python and numpy they replace.
 
 A crawl asks its judge about each new link's context, a page's new links in one call: a few dozen short texts.
 Python's and numpy's cost per text and per call (a few microseconds each) then exceeds the arithmetic, so these
-loops take a whole batch at once, compiled by numba, which installs as a wheel (llvmlite brings its own LLVM: no
-compiler on the machine) and compiles plain Python loops over numpy arrays. Without numba they run as the Python
-they are (slower, the same numbers), so a machine without it still crawls the same.
+loops take a whole batch at once (``focuscrawl.compiled``: by numba, or as the Python they are without it).
 
 Same numbers: every float sum is added term after term from zero, in the order the code it replaces adds them,
 with IEEE operations only (numba compiles without fast-math, so no reassociation or fused multiply-add; a float32
@@ -20,22 +17,7 @@ import math
 
 import numpy as np
 
-try:
-    import numba
-except ImportError:  # pragma: no cover - the fallback is the same code, run by Python
-    numba = None
-
-
-def compiled(function):
-    """``function`` compiled by numba (cached on disk where it can be), or as it is without numba."""
-    if numba is None:
-        function.py_func = function
-        return function
-    try:
-        return numba.njit(cache=True, nogil=True)(function)
-    except RuntimeError:  # no writable place for numba's cache: compiled anew in each process (about a second)
-        return numba.njit(nogil=True)(function)
-
+from focuscrawl.compiled import compiled
 
 _LOG_TF = np.zeros(1)  # 1 + ln(count) for counts 0 (unused) to len - 1
 

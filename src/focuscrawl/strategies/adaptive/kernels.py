@@ -3,8 +3,8 @@ replace.
 
 A page's new links are a few dozen; numpy's cost per call (a few microseconds) then exceeds the arithmetic, and
 Python's cost per word is most of a step. These loops run once per page (``link_features``) or per re-rank
-(``word_sums``) compiled by numba (``focuscrawl.topic.kernels.compiled``: without numba they run as the Python
-they are, slower, the same numbers).
+(``word_sums``) compiled by numba (``focuscrawl.compiled``: without numba they run as the Python they are,
+slower, the same numbers).
 
 Same numbers: integer work (hashes sorted and de-duplicated) is exact however it is done; every float sum is
 added term after term from 0.0, in the order the code it replaces adds them (a Python loop's order, or
@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from focuscrawl.topic.kernels import compiled
+from focuscrawl.compiled import compiled
 
 
 @compiled
