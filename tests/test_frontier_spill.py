@@ -29,10 +29,12 @@ from focuscrawl.webs.store import OfflineWeb
 def test_url_index_finds_every_url_through_its_growth():
     index = UrlIndex(slots=8)
     urls = [f"http://h{k % 7}.test/p{k}" for k in range(5000)]
-    for i, url in enumerate(urls):
-        assert index.setdefault(url, i) == i
+    for first in range(0, 5000, 37):
+        ids, new = index.setdefault_many(urls[first:first + 37], first)
+        assert ids.tolist() == list(range(first, min(first + 37, 5000))) and new.all()
     assert len(index) == 5000 and len(index.keys) >= 5000 / 0.7
-    assert all(index.setdefault(url, -1) == i for i, url in enumerate(urls))  # known: not recorded again
+    ids, new = index.setdefault_many(urls, -1)
+    assert ids.tolist() == list(range(5000)) and not new.any()  # known: not recorded again
     assert [index.get(url) for url in urls[::97]] == list(range(0, 5000, 97))
     assert index.get("http://h0.test/elsewhere") is None and "http://h0.test/p0" in index
 

@@ -8,7 +8,13 @@ import numpy as np
 
 from focuscrawl.topic.models import train_relevance_model
 from focuscrawl.topic.relevance import TfidfRelevanceModel
-from focuscrawl.topic.vector_judge import MeanRelevanceModel, StackedRelevanceModel, VectorRelevanceModel, platt_scaling
+from focuscrawl.topic.vector_judge import (
+    MeanRelevanceModel,
+    StackedRelevanceModel,
+    VectorRelevanceModel,
+    logit,
+    platt_scaling,
+)
 from focuscrawl.types import TopicInputs
 
 BIRDS = ["Birds build nests, lay eggs and migrate; a bird has feathers, wings and a beak.",
@@ -115,3 +121,21 @@ def test_the_calibrated_stacked_judge_decides_where_the_balanced_one_does():
     p, q = balanced.predict_proba(pages), calibrated.predict_proba(pages)
     assert ((p >= 0.5) == (q >= calibrated.threshold)).all()
     assert (q >= calibrated.threshold).any() and (q < calibrated.threshold).any()
+
+
+def test_a_pickled_vector_judge_leaves_the_word_vectors_to_the_process():
+    labels = [1] * len(BIRDS) + [0] * len(OTHER)
+    judge = VectorRelevanceModel(seed=0).fit(BIRDS + OTHER, labels)
+    texts = [UNSEEN_BIRD, UNSEEN_OTHER]
+    assert len(pickle.dumps(judge)) < 10_000  # the weights, not the 8 MB of vectors
+    assert np.array_equal(pickle.loads(pickle.dumps(judge)).predict_proba(texts), judge.predict_proba(texts))
+
+
+def test_the_stacked_judge_is_its_formula_on_its_judges_logits_to_the_bit():
+    labels = [1] * len(BIRDS) + [0] * len(OTHER)
+    judge = StackedRelevanceModel([TfidfRelevanceModel(seed=0), VectorRelevanceModel(seed=0)], folds=2)
+    judge.fit(BIRDS + OTHER, labels)
+    texts = [UNSEEN_BIRD, UNSEEN_OTHER, *BIRDS, *OTHER, "", "bird"] * 3
+    columns = np.column_stack([logit(np.asarray(m.predict_proba(texts), dtype=float)) for m in judge.models])
+    expected = 1.0 / (1.0 + np.exp(-(columns @ judge.weights + judge.intercept)))
+    assert judge.predict_proba(texts).tobytes() == expected.tobytes()

@@ -27,6 +27,7 @@ import contextlib
 import functools
 import hashlib
 import io
+import itertools
 import json
 import logging
 import os
@@ -42,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from focuscrawl.extras import require
+from focuscrawl.topic.kernels import mean_token_vectors
 from focuscrawl.topic.text import STOPWORDS, words
 
 VECTORS_VERSION = "minilm-l6-m2v-128-v1"
@@ -239,18 +241,17 @@ class WordVectors:
         """Sentence embeddings, unit length: the mean of each text's token vectors, which is model2vec's own
         encoding of a text with these vectors (checked equal to ``StaticModel.encode``), without needing
         model2vec at run time. Texts are cut to ``max_chars``; an empty text gives a zero row."""
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        rows = len(self.matrix)
-        for i, text in enumerate(texts):
-            ids = [k for k in self.token_ids(text[:max_chars]) if k != self._unk and k < rows]
-            if ids:
-                # what .mean(axis=0) and np.linalg.norm compute, without their per-call dispatch (a crawl embeds
-                # every new link's context): the same operations in the same order, so the same float32 numbers
-                vector = np.add.reduce(self.matrix[ids], axis=0)
-                np.true_divide(vector, np.intp(len(ids)), out=vector, casting="unsafe")
-                norm = float(np.sqrt(vector.dot(vector)))
-                out[i] = vector / norm if norm > 0 else vector
-        return out
+        # What .mean(axis=0) and np.linalg.norm compute text by text, for all the texts at once (a crawl embeds
+        # every new link's context, a page's in one call, and numpy's per-call cost was most of it): one compiled
+        # pass for the means (``kernels.mean_token_vectors``, the same float32 sums), and each row's squared norm
+        # by numpy's own dot of the row with itself (``np.vecdot`` runs ``ndarray.dot``'s BLAS loop per row).
+        pieces = [self.token_ids(text[:max_chars]) for text in texts]
+        starts = np.zeros(len(pieces) + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, pieces), np.int64, len(pieces)), out=starts[1:])
+        ids = np.fromiter(itertools.chain.from_iterable(pieces), np.int64, int(starts[-1]))
+        out = mean_token_vectors(self.matrix, ids, starts, -1 if self._unk is None else self._unk)
+        norms = np.sqrt(np.vecdot(out, out))[:, None]
+        return np.divide(out, norms, out=out, where=norms > 0)
 
     def similarity(self, a: str, b: str) -> float:
         va, vb = self.vector(a), self.vector(b)

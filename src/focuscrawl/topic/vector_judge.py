@@ -16,13 +16,14 @@ judge weighted by what its out-of-fold answers earn) it is ``adaptive``'s judge
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Sequence
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
-from focuscrawl.topic.embeddings import load_word_vectors
+from focuscrawl.topic.embeddings import WordVectors, load_word_vectors
 from focuscrawl.topic.relevance import TfidfRelevanceModel
 
 PAGE_CHARS = 2000  # as the keyword model reads a page: its opening says what it is about
@@ -38,15 +39,25 @@ class VectorRelevanceModel:
 
     def fit(self, texts: Sequence[str], labels: Sequence[int]) -> VectorRelevanceModel:
         model = LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000, random_state=self.seed)
-        model.fit(load_word_vectors().embed(list(texts), PAGE_CHARS), np.asarray(labels, dtype=int))
+        model.fit(self._vectors.embed(list(texts), PAGE_CHARS), np.asarray(labels, dtype=int))
         self.weights, self.intercept = model.coef_[0].astype(np.float64), float(model.intercept_[0])
         return self
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros(0)
-        logits = load_word_vectors().embed(list(texts), PAGE_CHARS).astype(np.float64) @ self.weights + self.intercept
+        logits = self._vectors.embed(list(texts), PAGE_CHARS).astype(np.float64) @ self.weights + self.intercept
         return 1.0 / (1.0 + np.exp(-logits))
+
+    @functools.cached_property
+    def _vectors(self) -> WordVectors:
+        """The process's word vectors, looked up once per model: ``load_word_vectors`` checks paths on disk at
+        each call (about 10 us), and a crawl asks once per page."""
+        return load_word_vectors()
+
+    def __getstate__(self) -> dict:
+        # the vectors are the process's, not the model's (8 MB): looked up again where the model is loaded
+        return {k: v for k, v in self.__dict__.items() if k != "_vectors"}
 
 
 class MeanRelevanceModel:
@@ -113,8 +124,12 @@ class StackedRelevanceModel:
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros(0)
-        logits = np.column_stack([logit(np.asarray(m.predict_proba(texts), dtype=float)) for m in self.models])
-        return 1.0 / (1.0 + np.exp(-(logits @ self.weights + self.intercept)))
+        # the judges' probabilities side by side, then their logits in one pass (a page's link contexts are a
+        # few dozen texts: numpy's per-call cost is most of the stacking's); elementwise, so the same numbers
+        probabilities = np.empty((len(texts), len(self.models)))
+        for j, model in enumerate(self.models):
+            probabilities[:, j] = model.predict_proba(texts)
+        return 1.0 / (1.0 + np.exp(-(logit(probabilities) @ self.weights + self.intercept)))
 
 
 def platt_scaling(logits: np.ndarray, labels: np.ndarray, seed: int = 0) -> tuple[float, float]:

@@ -3,9 +3,8 @@ replace.
 
 A page's new links are a few dozen; numpy's cost per call (a few microseconds) then exceeds the arithmetic, and
 Python's cost per word is most of a step. These loops run once per page (``link_features``) or per re-rank
-(``word_sums``) compiled by numba, which installs as a wheel (llvmlite brings its own LLVM: no compiler on the
-machine) and compiles plain Python loops over numpy arrays. Without numba they run as the Python they are
-(slower, the same numbers), so a machine without it still crawls the same.
+(``word_sums``) compiled by numba (``focuscrawl.compiled``: without numba they run as the Python they are,
+slower, the same numbers).
 
 Same numbers: integer work (hashes sorted and de-duplicated) is exact however it is done; every float sum is
 added term after term from 0.0, in the order the code it replaces adds them (a Python loop's order, or
@@ -20,24 +19,10 @@ import math
 
 import numpy as np
 
-try:
-    import numba
-except ImportError:  # pragma: no cover - the fallback is the same code, run by Python
-    numba = None
+from focuscrawl.compiled import compiled
 
 
-def _compiled(function):
-    """``function`` compiled by numba (cached on disk where it can be), or as it is without numba."""
-    if numba is None:
-        function.py_func = function
-        return function
-    try:
-        return numba.njit(cache=True, nogil=True)(function)
-    except RuntimeError:  # no writable place for numba's cache: compiled anew in each process (about a second)
-        return numba.njit(nogil=True)(function)
-
-
-@_compiled
+@compiled
 def link_features(word, starts, url_counts, url_hash, anchor_hash, column, idf, shapes, log_tf, hash_bits):
     """Per link (its words ``word[starts[i]:starts[i + 1]]``, the first ``url_counts[i]`` from its URL), the link
     model's hashed words (URL words' ``url_hash``, anchor words' ``anchor_hash``, its ``shapes`` row: sorted, each
@@ -92,7 +77,7 @@ def link_features(word, starts, url_counts, url_hash, anchor_hash, column, idf, 
     return hashed[:h], hashed_lengths, terms[:t], weights[:t], term_lengths, norms
 
 
-@_compiled
+@compiled
 def word_sums(first, lengths, words, weights, out):
     """``out[first + u]`` = the sum of ``weights[w]`` over URL u's words (``lengths[u]`` of ``words``, URL after
     URL), added in word order from 0.0, as ``np.bincount`` adds a bin's weights."""

@@ -11,14 +11,13 @@ so crawls do not change.
 
 Why the floats are the same. The similarity of a link text is ``sum(w_t * topic_t) / sqrt(sum(w_t^2))`` over its
 distinct in-vocabulary terms t in the order they first occur, ``w_t = idf_t`` for a term seen once and
-``(1 + ln count) * idf_t`` otherwise (``1 + ln count`` from ``math.log``, tabled). The numerator goes through
-``TopicSimilarity``'s own ``_scores`` with the same (column, weight) pairs in the same order; the squared norm is
-summed term after term from 0 as Python's loop did.
+``(1 + ln count) * idf_t`` otherwise (``1 + ln count`` from ``math.log``, ``topic.kernels.log_tf``). The
+numerator goes through ``TopicSimilarity``'s own ``_scores`` with the same (column, weight) pairs in the same
+order; the squared norm is summed term after term from 0 as Python's loop did.
 """
 
 from __future__ import annotations
 
-import math
 import zlib
 from collections.abc import Sequence
 
@@ -26,6 +25,7 @@ import numpy as np
 
 from focuscrawl.strategies.adaptive.kernels import link_features
 from focuscrawl.strategies.adaptive.models import HASH_BITS, MASK, SHAPE_WORDS, shape_hashes
+from focuscrawl.topic.kernels import log_tf
 from focuscrawl.topic.similarity import MAX_CHARS, WORD_CACHE_SIZE, TopicSimilarity
 from focuscrawl.topic.text import terms, url_text
 
@@ -95,7 +95,7 @@ class PageLinks:
         starts = np.zeros(len(counts) + 1, np.int64)
         np.cumsum(counts, out=starts[1:])
         shapes = np.array([shape_hashes(t) for t in self.texts], np.int64).reshape(len(self.texts), SHAPE_WORDS)
-        table = _log_tf(int(counts.max(initial=0)))
+        table = log_tf(int(counts.max(initial=0)))
         (self.hashed, self.hashed_lengths, self._terms, self._weights, self._term_lengths,
          self._norms) = link_features(word, starts, url_counts, lexicon.url_hash, lexicon.anchor_hash, lexicon.column,
                                       lexicon.idf, shapes, table, HASH_BITS)
@@ -111,14 +111,3 @@ class PageLinks:
             # a text cut at MAX_CHARS: its words are not the link's words (rare; the plain way)
             return similarity.links([f"{t} {a}" for t, a in zip(self.texts, self.anchors)])[:, 0]
         return similarity.link_scores(self._terms, self._weights, self._term_lengths, self._norms)[:, 0]
-
-
-_LOG_TF: list[float] = [0.0]
-
-
-def _log_tf(top: int) -> np.ndarray:
-    """1 + ln(count) for counts 0 (unused) to ``top``, as ``math.log`` gives it (numpy's log may differ from it in
-    the last bit)."""
-    while len(_LOG_TF) <= top:
-        _LOG_TF.append(1.0 + math.log(len(_LOG_TF)))
-    return np.asarray(_LOG_TF[:top + 1])

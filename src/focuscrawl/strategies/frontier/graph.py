@@ -25,10 +25,11 @@ pages linking to it: what a selection's reason quotes (docs/interfaces.md, "Reas
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from focuscrawl.compiled import compiled
 from focuscrawl.strategies.frontier.spill import SPILL_AFTER, ParentColumn, UrlColumn
 from focuscrawl.types import Link
 from focuscrawl.urls import normalize_url
@@ -86,18 +87,20 @@ class UrlIndex:
         slot = self._slot(fp)
         return self.values.item(slot) if self.keys.item(slot) == fp else default
 
-    def setdefault(self, url: str, i: int) -> int:
-        """The id of ``url``, recorded as ``i`` if it is not in the index yet."""
-        if 10 * (self.count + 1) > 7 * len(self.keys):
+    def setdefault_many(self, urls: Sequence[str], first: int) -> tuple[np.ndarray, np.ndarray]:
+        """The id of each of ``urls``, URL after URL: the id recorded for a URL in the index, else the next new
+        id from ``first`` (recorded). Their ids and the mask of the new ones. As a URL-by-URL loop would: the
+        table doubles whenever the next URL could take it past 70% full, so it holds the same keys in the same
+        slots (``_setdefault_many`` is that loop, compiled, stopping where the table must double)."""
+        fingerprints = np.fromiter(map(fingerprint, urls), np.int64, len(urls))
+        ids, new = np.empty(len(urls), np.int64), np.zeros(len(urls), bool)
+        done, following = 0, first
+        while True:
+            done, self.count, following = _setdefault_many(self.keys, self.values, fingerprints, ids, new, done,
+                                                            self.count, following)
+            if done == len(urls):
+                return ids, new
             self._rehash(2 * len(self.keys))
-        fp = fingerprint(url)
-        slot = self._slot(fp)
-        if self.keys.item(slot) == fp:
-            return self.values.item(slot)
-        self.keys[slot] = fp
-        self.values[slot] = i
-        self.count += 1
-        return i
 
     def _place(self, keys: np.ndarray, values: np.ndarray) -> None:
         # Linear probing for a batch: each key takes its slot if free; those that lost it (to an older key or to a
@@ -124,6 +127,29 @@ class UrlIndex:
         self.keys = np.zeros(slots, np.int64)
         self.values = np.zeros(slots, np.int32)
         self._place(keys, values)
+
+
+@compiled
+def _setdefault_many(keys, values, fingerprints, ids, new, start, count, following):
+    """``UrlIndex.setdefault_many``'s loop from URL ``start``: linear probing in ``keys`` for each fingerprint;
+    a known one's id from ``values``, else the id ``following`` (then the next), recorded in the first empty slot.
+    Stops before a URL that could take the table past 70% full. Where it stopped, the count, the next new id."""
+    mask = len(keys) - 1
+    for k in range(start, len(fingerprints)):
+        if 10 * (count + 1) > 7 * len(keys):
+            return k, count, following
+        fp = fingerprints[k]
+        slot = fp & mask
+        while keys[slot] != fp and keys[slot] != 0:
+            slot = (slot + 1) & mask
+        if keys[slot] == fp:
+            ids[k] = values[slot]
+        else:
+            keys[slot], values[slot] = fp, following
+            ids[k], new[k] = following, True
+            following += 1
+            count += 1
+    return len(fingerprints), count, following
 
 
 class CrawlGraph:
@@ -196,43 +222,40 @@ class CrawlGraph:
             setattr(owner, attribute, grown(getattr(owner, attribute)))
         self.capacity = new
 
-    def intern(self, urls: Iterable[str], hosts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Ids of ``urls`` (created as FRONTIER when unseen) and the mask of those that were new."""
-        ids, new, made = [], [], []
-        index, column = self.ids, self.urls
-        for url, host in zip(urls, hosts):
-            i = index.setdefault(url, len(column))
-            if i == len(column):
-                column.append(url)
-                if i >= self.capacity:
-                    self._grow(i + 1)
-                self._enter_frontier(i)
-                hid = self.host_ids.get(host)
+    def intern(self, urls: Sequence[str], hosts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Ids of ``urls`` (created as FRONTIER when unseen, in order) and the mask of those that were new."""
+        column, host_ids = self.urls, self.host_ids
+        ids, new = self.ids.setdefault_many(urls, len(column))
+        made = np.flatnonzero(new)
+        if len(made):
+            made_ids = ids[made]
+            if made_ids[-1] >= self.capacity:
+                self._grow(int(made_ids[-1]) + 1)
+            hids = []
+            for k in made.tolist():
+                column.append(urls[k])
+                hid = host_ids.get(hosts[k])
                 if hid is None:
-                    hid = self.host_ids[host] = len(self.host_ids)
-                    self.host_names.append(host)
-                self.host[i] = hid
-                made.append(i)
-                new.append(True)
-            else:
-                new.append(False)
-            ids.append(i)
-        if made:
-            made_ids = np.asarray(made, np.int64)
+                    hid = host_ids[hosts[k]] = len(host_ids)
+                    self.host_names.append(hosts[k])
+                hids.append(hid)
+            self.host[made_ids] = hids
+            self._enter_frontier_many(made_ids)
             if self.keeps_depth:
                 self.depth[made_ids] = FAR
             for owner, attribute, fill in self._tracked:
                 if fill != 0:
                     getattr(owner, attribute)[made_ids] = fill
             column.spill_if_due()
-        return np.asarray(ids, np.int64), np.asarray(new, bool)
+        return ids, new
 
     # -- the frontier --------------------------------------------------------------------------
-    def _enter_frontier(self, i: int) -> None:
-        self.state[i] = FRONTIER
-        self._pos[i] = self.n_front
-        self._front[self.n_front] = i
-        self.n_front += 1
+    def _enter_frontier_many(self, ids: np.ndarray) -> None:
+        """New ids join the frontier at its end, in order."""
+        self.state[ids] = FRONTIER
+        self._pos[ids] = np.arange(self.n_front, self.n_front + len(ids))
+        self._front[self.n_front:self.n_front + len(ids)] = ids
+        self.n_front += len(ids)
 
     def _leave_frontier(self, i: int, state: int) -> None:
         if self.state[i] == FRONTIER:
