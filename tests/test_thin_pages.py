@@ -89,3 +89,21 @@ def test_one_line_pages_are_not_rewarded_and_shrink_by_their_length(tmp_path):
         if "birds.test" in url and url in plain and event.verdict != PROBE:
             assert event.relevance == plain[url].relevance and event.reward == 1.0
     assert len(rows_thin) < len(rows_plain)  # best-first no longer follows the rows' links first
+
+
+def test_a_thin_page_shrinks_from_the_judges_decision_point():
+    """At 0.5 the shrinking is ``relevance x factor``; for a judge that decides lower (a calibrated one) a thin page
+    lands as far under its point as under 0.5 on the balanced scale, where a plain share of its smaller number would
+    leave it over the point. A page that is not thin keeps its relevance to the bit."""
+    thin = ThinPages(40.0)
+    for _ in range(5):
+        thin.factor("row " * 10, "rows.test")  # a host of short pages
+    short, long = "row " * 20, "word " * 60  # half the floor; over it
+    assert thin.shrink(0.86, short, "rows.test", 0.5, learn=False) == 0.86 * 0.5
+    calibrated = thin.shrink(0.5, short, "rows.test", 0.2, learn=False)
+    assert 0.5 * 0.5 > 0.2 and calibrated < 0.2  # a plain share would reward it; shrunk from the point it is not
+    nearly = "row " * 36  # 0.9 of the floor: a confident page stays over the point, a page at the point falls under
+    assert thin.shrink(0.2, nearly, "rows.test", 0.2, learn=False) < 0.2 < thin.shrink(0.9, nearly, "rows.test", 0.2,
+                                                                                     learn=False)
+    assert thin.shrink(0.123456789, long, "rows.test", 0.2, learn=False) == 0.123456789
+    assert thin.shrink(0.0, short, "rows.test", 0.2, learn=False) == 0.0

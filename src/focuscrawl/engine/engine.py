@@ -291,7 +291,8 @@ class CrawlEngine:
             relevance = float(self.classifier.predict_proba([text])[0])
         if self.thin_pages is None:
             return relevance
-        return relevance * self.thin_pages.factor(page.text, site_of(page.final_url or page.url), learn)
+        return self.thin_pages.shrink(relevance, page.text, site_of(page.final_url or page.url),
+                                      decision_point(self.classifier), learn)
 
     def rewards(self, relevance: float) -> bool:
         """Whether a page of this relevance is rewarded: at or above the classifier's ``decision_point``."""
