@@ -1,7 +1,8 @@
 """harvest.csv: the crawl's harvest time series, like ACHE's harvestinfo, plus the final harvest plot.
 
-Relevance here is the agent's own classifier (reward 1 when P(on topic) >= 0.5): a live crawl of the
-real web has no ground truth. The file is cheap to derive, so resume simply rewrites it from the store.
+Relevance here is the agent's own classifier (reward 1 when P(on topic) reaches its decision point, 0.5 unless it
+names another: ``types.decision_point``): a live crawl of the real web has no ground truth. The file is cheap to
+derive, so resume simply rewrites it from the store.
 """
 
 from __future__ import annotations
