@@ -333,6 +333,16 @@ def test_a_finished_run_is_read_as_its_summary_says_and_left_untouched(tmp_path)
     assert {h["host"] for h in data["hosts"]["busiest"]} <= {"birds.test", "trains.test", "far.test"}
 
 
+def test_a_pages_relevance_is_coloured_by_the_crawls_reward_not_by_one_half(tmp_path):
+    # a calibrated judge decides below 0.5 (types.decision_point): the colour follows what the crawl rewarded
+    out = offline_run(tmp_path)
+    with serve_dashboard(out, port=0) as server:
+        data = json.loads(get(server.url + "api/run?fragments=1")[2])
+    colours = re.findall(r'<span class="rel (hi|lo)">', data["html"]["latest"])
+    assert colours == ["hi" if p["reward"] > 0 else "lo" for p in data["latest"]]
+    assert {"hi", "lo"} <= set(colours)
+
+
 def test_the_page_text_is_the_crawlers_and_endpoints_answer_as_documented(tmp_path):
     out = offline_run(tmp_path)
     records = [json.loads(line) for line in (out / "pages.jsonl").read_text().splitlines()]

@@ -25,7 +25,7 @@ from focuscrawl.topic.embeddings import build_word_vectors, default_dir, load_wo
 from focuscrawl.topic.keywords import expand_keywords, keyword_table
 from focuscrawl.topic.models import train_relevance_model
 from focuscrawl.topic.topic_dir import init_from_html, init_from_words
-from focuscrawl.types import TopicInputs
+from focuscrawl.types import TopicInputs, decision_point
 from focuscrawl.user_files import read_lines
 from focuscrawl.webs import resolve_web_dir
 from focuscrawl.webs.store import OfflineWeb
@@ -162,7 +162,8 @@ def train_cmd(web: WebOpt = "embedded", topic: TopicOpt = "subject.Science.Biolo
     out_file.parent.mkdir(parents=True, exist_ok=True)
     fitted.save(out_file)
     probs = fitted.predict_proba(inputs.example_texts)
-    accuracy = float(np.mean((probs >= 0.5) == np.asarray(inputs.example_labels, dtype=bool)))
+    # at the model's own decision point (types.decision_point), where a crawl rewards its pages
+    accuracy = float(np.mean((probs >= decision_point(fitted)) == np.asarray(inputs.example_labels, dtype=bool)))
     out.print(f"{model} trained on {len(inputs.example_texts)} example texts in {seconds:.1f} s "
               f"(training accuracy {accuracy:.3f}); saved to {out_file}")
 

@@ -240,8 +240,10 @@ def _relevant_hosts(snap: dict) -> str:
     return f"<h2>Most relevant hosts</h2>{body}"
 
 
-def _relevance(value: float) -> str:
-    return f'<span class="rel {"hi" if value >= 0.5 else "lo"}">{value:.2f}</span>'
+def _relevance(value: float, reward: float | None) -> str:
+    # coloured by the crawl's own verdict (a reward, as harvest.csv counts it), not by 0.5: a calibrated judge
+    # decides where its threshold lies (types.decision_point), often below 0.5
+    return f'<span class="rel {"hi" if (reward or 0) > 0 else "lo"}">{value:.2f}</span>'
 
 
 def _latest(snap: dict, link: Link) -> str:
@@ -258,7 +260,7 @@ def _latest(snap: dict, link: Link) -> str:
             num(p["step"]), clock(p["fetched_at"]),
             f'<div class="title">{_page_link(link, p["step"], title)}</div>'
             f'<div class="url">{outbound(p["url"])}</div>{problem}',
-            _relevance(p["relevance"]), "–" if p["score"] is None else f"{p['score']:.3g}",
+            _relevance(p["relevance"], p["reward"]), "–" if p["score"] is None else f"{p['score']:.3g}",
             escape(p["reason"] or "–"), num(p["depth"]), status,
         ])
     body = table(["step", "time", "page (its text as the crawler saw it)", "relevance", "score",
@@ -286,7 +288,8 @@ def page_view(record: dict, link: Link, *, nonce: str, parent_step: int | None, 
         ("final URL", outbound(record["final_url"]) if record.get("final_url") != record["url"] else "same"),
         ("status", f"{record.get('status')} {escape(record.get('content_type') or '')}"),
         ("error", f'<span class="err">{escape(record["error"])}</span>' if record.get("error") else "–"),
-        ("relevance", f"{_relevance(record.get('relevance') or 0.0)} reward {num(record.get('reward'))}"),
+        ("relevance", f"{_relevance(record.get('relevance') or 0.0, record.get('reward'))} "
+                      f"reward {num(record.get('reward'))}"),
         ("score", num(record.get("score"), "{:.4g}")),
         ("why it was chosen", escape(record.get("reason") or "–")),
         ("depth", num(record.get("depth"))), ("parent", parent_html),
