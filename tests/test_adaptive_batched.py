@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 from focuscrawl.policy import CrawlContext
 from focuscrawl.strategies import make_policy
 from focuscrawl.strategies.adaptive import (
+    EVIDENCE,
     OWN,
+    PATH_ZERO,
     OnlineLogistic,
     hashed_words,
     hashed_words_many,
@@ -23,6 +25,7 @@ from focuscrawl.strategies.adaptive import (
     linkwords,
     models,
 )
+from focuscrawl.strategies.adaptive import evidence as evidence_module
 from focuscrawl.strategies.adaptive.linkwords import Lexicon, PageLinks
 from focuscrawl.strategies.frontier.link_context import anchor_windows
 from focuscrawl.topic import similarity
@@ -280,3 +283,44 @@ def test_one_pass_without_the_compiler_gives_the_same_numbers(monkeypatch):
     assert plain.hashed_words()[0].tolist() == compiled.hashed_words()[0].tolist() == \
         hashed_words_many(urls, anchors)[0].tolist()
     assert plain.similarity().tolist() == compiled.similarity().tolist()
+
+
+class _Half:
+    def predict_proba(self, texts):
+        return np.full(len(texts), 0.5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 300), st.sampled_from([np.int32, np.int64]), st.booleans())
+def test_evidence_rows_are_numpys_gathers_and_log1p(seed, count, dtype, blocks):
+    """``Evidence.rows`` (compiled gathers around numpy's log1p) against its definition in numpy: the graph's
+    ``features_of``, OWN's ``own_rows`` and the hosts' ``evidence``, bit for bit, on sums of every magnitude."""
+    topic = TopicInputs("birds", ["bird"], ["bird nest", "train station"], [1, 0])
+    policy = make_policy("adaptive", explore=0.0, window=0)
+    policy.reset(CrawlContext(topic=topic, classifier=_Half(), seeds=["http://h0.test/s"], budget=10, seed=0))
+    for step in range(2):
+        selection = policy.select()
+        links = [Outlink(f"http://h{k % 5}.test/{step}/{k}", "bird", f"h{k % 5}.test", True) for k in range(30)]
+        page = Page(selection.url, selection.url, 200)
+        policy.observe(Observation(step, selection, page, 0.5, 0.5, links))
+    rng = np.random.default_rng(seed)
+    graph, evidence = policy.graph, policy.evidence
+    known = len(graph.urls)
+    magnitude = 10.0 ** rng.integers(-300, 300, size=(known, 7))
+    sums = rng.random((known, 7)) * magnitude * rng.choice([0.0, 1.0], size=(known, 7), p=[0.2, 0.8])
+    graph.fl[:known], graph.sl[:known] = sums[:, :4], sums[:, 4:]
+    evidence.own_scores[:known] = rng.random((known, 4))
+    evidence.own_path[:known] = rng.integers(0, PATH_ZERO + 1, known)
+    evidence.own_local[:known] = rng.integers(0, 3, known)
+    ids = rng.integers(0, known, count).astype(dtype)
+    expected = np.empty((count, len(EVIDENCE)))
+    expected[:, :7] = graph.features_of(ids)
+    expected[:, 7:13] = evidence.own_rows(ids)
+    evidence.hosts.evidence(graph.host[ids], expected[:, 13:])
+    if blocks:
+        evidence_module.EVIDENCE_BLOCK, block = 7, evidence_module.EVIDENCE_BLOCK
+    try:
+        assert evidence.rows(ids).tobytes() == expected.tobytes()
+    finally:
+        if blocks:
+            evidence_module.EVIDENCE_BLOCK = block

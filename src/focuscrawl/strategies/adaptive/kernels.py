@@ -88,3 +88,40 @@ def word_sums(first, lengths, words, weights, out):
             total += weights[words[k]]
             k += 1
         out[first + u] = total
+
+
+@compiled
+def gather_sums(ids, fl, sl, out):
+    """``out[k]`` = the graph's first-level sums of URL ``ids[k]``, then its second-level ones (``fl`` and ``sl``
+    rows side by side): ``CrawlGraph.features_of`` before its ``log1p``, which stays numpy's (libm's log1p differs
+    from it in the last bit)."""
+    first = fl.shape[1]
+    for k in range(len(ids)):
+        i = ids[k]
+        for j in range(first):
+            out[k, j] = fl[i, j]
+        for j in range(sl.shape[1]):
+            out[k, first + j] = sl[i, j]
+
+
+@compiled
+def fill_rows(ids, smoothed, own_scores, own_path, own_local, path_values, local_values, host, table, out):
+    """Rows of ``Evidence.rows`` for URLs ``ids``: the graph's smoothed sums, OWN decoded (``path_values`` and
+    ``local_values`` indexed by the stored codes) and, when ``table`` has rows, the row of each URL's ``host``; every
+    index clipped into range as ``np.take(mode="clip")`` clips it. Copies only: the same float64s as numpy's
+    gathers."""
+    graph, scores = smoothed.shape[1], own_scores.shape[1]
+    own = graph + scores
+    last_path, last_local = len(path_values) - 1, len(local_values) - 1
+    for k in range(len(ids)):
+        i = ids[k]
+        for j in range(graph):
+            out[k, j] = smoothed[k, j]
+        for j in range(scores):
+            out[k, graph + j] = own_scores[i, j]
+        out[k, own] = path_values[min(max(own_path[i], 0), last_path)]
+        out[k, own + 1] = local_values[min(max(own_local[i], 0), last_local)]
+        if table.shape[0]:
+            h = min(max(host[i], 0), table.shape[0] - 1)
+            for j in range(table.shape[1]):
+                out[k, own + 2 + j] = table[h, j]
