@@ -293,8 +293,9 @@ class _Half:
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 300), st.sampled_from([np.int32, np.int64]), st.booleans())
 def test_evidence_rows_are_numpys_gathers_and_log1p(seed, count, dtype, blocks):
-    """``Evidence.rows`` (compiled gathers around numpy's log1p) against its definition in numpy: the graph's
-    ``features_of``, OWN's ``own_rows`` and the hosts' ``evidence``, bit for bit, on sums of every magnitude."""
+    """``Evidence.rows`` (compiled loops around numpy's log1p) against its definition in numpy: the graph's
+    ``features_of``, OWN's ``own_rows`` and the hosts' ``evidence``, bit for bit, on sums of every magnitude and
+    any host counts."""
     topic = TopicInputs("birds", ["bird"], ["bird nest", "train station"], [1, 0])
     policy = make_policy("adaptive", explore=0.0, window=0)
     policy.reset(CrawlContext(topic=topic, classifier=_Half(), seeds=["http://h0.test/s"], budget=10, seed=0))
@@ -312,6 +313,12 @@ def test_evidence_rows_are_numpys_gathers_and_log1p(seed, count, dtype, blocks):
     evidence.own_scores[:known] = rng.random((known, 4))
     evidence.own_path[:known] = rng.integers(0, PATH_ZERO + 1, known)
     evidence.own_local[:known] = rng.integers(0, 3, known)
+    hosts = evidence.hosts
+    hosts.fetched[:] = rng.integers(0, 1000, len(hosts.fetched))
+    hosts.relevant[:] = np.minimum(hosts.fetched, rng.integers(0, 1000, len(hosts.fetched)))
+    hosts.ok[:] = np.minimum(hosts.fetched, rng.integers(0, 3, len(hosts.fetched)))
+    hosts.fetched_total, hosts.relevant_total = int(hosts.fetched.sum()), int(hosts.relevant.sum())
+    hosts.others_fetched = int(rng.integers(0, 10**6))
     ids = rng.integers(0, known, count).astype(dtype)
     expected = np.empty((count, len(EVIDENCE)))
     expected[:, :7] = graph.features_of(ids)

@@ -32,7 +32,6 @@ PATH_ZERO = 1075  # halvings after which path is 0.0 (2^-1074 is the smallest fl
 PATH_VALUES = np.array([0.5 ** k for k in range(PATH_ZERO)] + [0.0])  # exact: each is half the one before
 LOCAL_VALUES = np.array([0.0, 0.5, 1.0])
 EVIDENCE_BLOCK = 8192  # rows of evidence gathered at a time: 1 MB of the matrix, held in the CPU's cache
-NO_TABLE = np.zeros((0, len(HOST)))  # ``kernels.fill_rows``'s "no host table": the hosts' evidence computed per URL
 
 
 def encode_own(rows: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -117,24 +116,22 @@ class Evidence:
     def rows(self, ids: np.ndarray) -> np.ndarray:
         """The evidence of each URL, in EVIDENCE order: one row per id. Gathered into one preallocated matrix,
         EVIDENCE_BLOCK rows at a time, so that writing its rows stays in the CPU's cache, by two compiled loops a
-        block (``kernels.gather_sums``, ``kernels.fill_rows``) around numpy's ``log1p`` of the graph's sums, on a
-        contiguous block as ``CrawlGraph.features_of`` applies it: about twenty numpy calls a block before, whose
-        per-call cost was most of a step's few rows and whose passes were most of a re-rank's. The values are the
-        same: the gathers copy, and log1p is numpy's, element by element."""
+        block (``kernels.gather_sums``, ``kernels.fill_rows``, which also computes HOST from its host's counts)
+        around numpy's ``log1p`` of the graph's sums, on a contiguous block as ``CrawlGraph.features_of`` applies
+        it: some twenty numpy calls a block before, whose per-call cost was most of a step's few rows and whose
+        passes were most of a re-rank's. The values are the same: the gathers copy, log1p is numpy's element by
+        element, and HOST is ``Hosts.evidence``'s arithmetic."""
         x = np.empty((len(ids), len(EVIDENCE)))
-        graph = self.graph
-        # more URLs than hosts (a re-rank): each host's evidence computed once, gathered per URL
-        table = self.hosts.table() if len(ids) > len(self.hosts.names) else NO_TABLE
+        graph, hosts = self.graph, self.hosts
+        prior_relevant, site_prior, fetches = hosts.terms()
         sums = np.empty((min(len(ids), EVIDENCE_BLOCK), len(GRAPH)))
         for start in range(0, len(ids), EVIDENCE_BLOCK):
-            part, rows = ids[start:start + EVIDENCE_BLOCK], x[start:start + EVIDENCE_BLOCK]
-            smoothed = sums[:len(part)]
+            part, smoothed = ids[start:start + EVIDENCE_BLOCK], sums[:len(ids) - start]
             gather_sums(part, graph.fl, graph.sl, smoothed)
             np.log1p(smoothed, out=smoothed)
             fill_rows(part, smoothed, self.own_scores, self.own_path, self.own_local, PATH_VALUES, LOCAL_VALUES,
-                      graph.host, table, rows)
-            if table is NO_TABLE:
-                self.hosts.evidence(np.take(graph.host, part, mode="clip"), rows[:, len(GRAPH) + len(OWN):])
+                      graph.host, hosts.fetched, hosts.relevant, hosts.ok, prior_relevant, site_prior, fetches,
+                      x[start:start + EVIDENCE_BLOCK])
         return x
 
     def rescore_links(self, ids: np.ndarray, link_model: OnlineLogistic) -> None:

@@ -88,14 +88,6 @@ class Hosts:
         fetches (``others_fetched``, from the last pooling)."""
         self._rows(self.fetched[hosts], self.relevant[hosts], self.ok[hosts], out)
 
-    def table(self) -> np.ndarray:
-        """``evidence`` of every host the graph knows, one row per host number: the same operations on the same
-        numbers as per URL, so the same values, at one row per host rather than per URL."""
-        known = len(self.names)
-        table = np.empty((known, len(HOST)))
-        self._rows(self.fetched[:known], self.relevant[:known], self.ok[:known], table)
-        return table
-
     def left(self, share: float) -> np.ndarray:
         """Per host number: whether the host has taken at least ``share`` of the fetches and ``LEFT_MIN_PAGES``,
         and the share of its pages judged relevant is under half the other hosts' (a host alone is never left)."""
@@ -106,8 +98,15 @@ class Hosts:
         large = (fetched >= LEFT_MIN_PAGES) & (fetched >= share * self.fetched_total) & (others_fetched > 0)
         return large & (relevant < 0.5 * others_rate * fetched)
 
-    def _rows(self, fetched: np.ndarray, relevant: np.ndarray, ok: np.ndarray, out: np.ndarray) -> None:
+    def terms(self) -> tuple[float, float, float]:
+        """The constants of ``evidence``'s formulas, as its numpy operations use them: ``site``'s pseudo-relevant
+        pages (``site_prior`` x the crawl's mean) and pseudo-fetches, and the fetches ``rare`` divides by (an int
+        that numpy converts to float64 exactly). ``kernels.fill_rows`` computes the same per URL."""
         mean = (self.relevant_total + 1.0) / (self.fetched_total + 2.0)
-        out[:, 0] = (relevant + self.site_prior * mean) / (fetched + self.site_prior)
+        return self.site_prior * mean, self.site_prior, float(max(self.fetched_total + self.others_fetched, 1))
+
+    def _rows(self, fetched: np.ndarray, relevant: np.ndarray, ok: np.ndarray, out: np.ndarray) -> None:
+        prior_relevant, site_prior, fetches = self.terms()
+        out[:, 0] = (relevant + prior_relevant) / (fetched + site_prior)
         out[:, 1] = ok > 0
-        out[:, 2] = 1.0 - fetched / max(self.fetched_total + self.others_fetched, 1)
+        out[:, 2] = 1.0 - fetched / fetches

@@ -105,14 +105,17 @@ def gather_sums(ids, fl, sl, out):
 
 
 @compiled
-def fill_rows(ids, smoothed, own_scores, own_path, own_local, path_values, local_values, host, table, out):
+def fill_rows(ids, smoothed, own_scores, own_path, own_local, path_values, local_values, host, fetched, relevant, ok,
+              prior_relevant, site_prior, fetches, out):
     """Rows of ``Evidence.rows`` for URLs ``ids``: the graph's smoothed sums, OWN decoded (``path_values`` and
-    ``local_values`` indexed by the stored codes) and, when ``table`` has rows, the row of each URL's ``host``; every
-    index clipped into range as ``np.take(mode="clip")`` clips it. Copies only: the same float64s as numpy's
-    gathers."""
+    ``local_values`` indexed by the stored codes), and HOST from the counts of each URL's ``host``, as
+    ``Hosts.evidence`` computes them (``Hosts.terms`` gives its three constants): ``site`` = (relevant +
+    prior_relevant) / (fetched + site_prior), ``known`` = ok > 0, ``rare`` = 1 - fetched / fetches, the same IEEE
+    operations on the same float64s, one element at a time as numpy's. Every index is clipped into range as
+    ``np.take(mode="clip")`` clips it; everything else is copied."""
     graph, scores = smoothed.shape[1], own_scores.shape[1]
     own = graph + scores
-    last_path, last_local = len(path_values) - 1, len(local_values) - 1
+    last_path, last_local, last_host = len(path_values) - 1, len(local_values) - 1, len(fetched) - 1
     for k in range(len(ids)):
         i = ids[k]
         for j in range(graph):
@@ -121,7 +124,7 @@ def fill_rows(ids, smoothed, own_scores, own_path, own_local, path_values, local
             out[k, graph + j] = own_scores[i, j]
         out[k, own] = path_values[min(max(own_path[i], 0), last_path)]
         out[k, own + 1] = local_values[min(max(own_local[i], 0), last_local)]
-        if table.shape[0]:
-            h = min(max(host[i], 0), table.shape[0] - 1)
-            for j in range(table.shape[1]):
-                out[k, own + 2 + j] = table[h, j]
+        h = min(max(host[i], 0), last_host)
+        out[k, own + 2] = (relevant[h] + prior_relevant) / (fetched[h] + site_prior)
+        out[k, own + 3] = 1.0 if ok[h] > 0 else 0.0
+        out[k, own + 4] = 1.0 - fetched[h] / fetches
