@@ -5,7 +5,8 @@ where only that strategy changed, without crawling every other strategy again.
         [--suite dev] [--json FILE]
 
 Each row's summary is read from the first folder; the named strategy's entry is replaced by its entry in the row of
-the same name in a ``--from`` folder (all rows must be there). The suite's own summary (``summarize_suite``: medians
+the same name in a ``--from`` folder (all rows must be there), or added to the row if the first folder did not run it
+(``--rows``: only the rows whose names match, as ``focuscrawl bench --rows``). The suite's own summary (``summarize_suite``: medians
 over all rows and each half, W/T/L against best-first by the suite's paired bootstrap) is then printed as
 ``focuscrawl bench --suite`` prints it. Honest only when the other strategies' crawls do not depend on the change:
 say why beside the figures.
@@ -39,10 +40,11 @@ def main() -> None:
     parser.add_argument("--from", dest="sources", type=Path, nargs="+", required=True)
     parser.add_argument("--suite", default="dev")
     parser.add_argument("--webs", type=Path, default=Path("webs"), help="the suite's webs (as focuscrawl bench --webs)")
+    parser.add_argument("--rows", default=None, help="only the rows matching this regular expression")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     suite = load_suite(find_suite(args.suite))
-    planned = plan_rows(suite, webs=args.webs, out=args.base)
+    planned = plan_rows(suite, webs=args.webs, out=args.base, pattern=args.rows)
     replacement = strategy_rows(args.sources, args.strategy)
     summaries = {}
     for item in planned:
@@ -51,8 +53,11 @@ def main() -> None:
             where = args.base if not path.exists() else "the --from folders"
             sys.exit(f"error: row {item.row.slug} is missing from {where}")
         summary = json.loads(path.read_text())
+        entries = summary["strategies"]
+        if all(entry["strategy"] != args.strategy for entry in entries):
+            entries.append(replacement[item.row.slug])
         summary["strategies"] = [replacement[item.row.slug] if entry["strategy"] == args.strategy else entry
-                                 for entry in summary["strategies"]]
+                                 for entry in entries]
         summaries[item.row.slug] = summary
     result = summarize_suite(suite, planned, summaries)
     print(suite_markdown(result))
