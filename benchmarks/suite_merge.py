@@ -5,11 +5,11 @@ where only that strategy changed, without crawling every other strategy again.
         [--suite dev] [--json FILE]
 
 Each row's summary is read from the first folder; the named strategy's entry is replaced by its entry in the row of
-the same name in a ``--from`` folder (all rows must be there), or added to the row if the first folder did not run it
-(``--rows``: only the rows whose names match, as ``focuscrawl bench --rows``). The suite's own summary (``summarize_suite``: medians
-over all rows and each half, W/T/L against best-first by the suite's paired bootstrap) is then printed as
-``focuscrawl bench --suite`` prints it. Honest only when the other strategies' crawls do not depend on the change:
-say why beside the figures.
+the same name in a ``--from`` folder (all rows must be there), or added to the row if the first folder did not run
+it (``--rows``: only the rows whose names match, as ``focuscrawl bench --rows``). The suite's own summary
+(``summarize_suite``: medians over all rows and each half, W/T/L against best-first by the suite's paired
+bootstrap) is then printed as ``focuscrawl bench --suite`` prints it. Honest only when the other strategies' crawls
+do not depend on the change: say why beside the figures.
 """
 
 from __future__ import annotations
