@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from focuscrawl.bench.suite import find_suite, load_suite, plan_rows, suite_markdown, summarize_suite
+from focuscrawl.bench.suite import SuiteError, find_suite, load_suite, plan_rows, suite_markdown, summarize_suite
 
 
 def strategy_rows(folders: list[Path], strategy: str) -> dict[str, dict]:
@@ -43,8 +43,11 @@ def main() -> None:
     parser.add_argument("--rows", default=None, help="only the rows matching this regular expression")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
-    suite = load_suite(find_suite(args.suite))
-    planned = plan_rows(suite, webs=args.webs, out=args.base, pattern=args.rows)
+    try:
+        suite = load_suite(find_suite(args.suite))
+        planned = plan_rows(suite, webs=args.webs, out=args.base, pattern=args.rows)
+    except SuiteError as exc:  # an unknown suite, a --rows that is no pattern or matches nothing: one line
+        sys.exit(f"error: {exc}")
     replacement = strategy_rows(args.sources, args.strategy)
     summaries = {}
     for item in planned:
