@@ -179,7 +179,7 @@ def test_sigkill_of_a_crawl_with_spilled_urls_then_resume_loses_nothing(small_to
 
 
 @pytest.mark.slow
-def test_a_huge_frontier_is_predicted_in_chunks_with_the_one_pass_values(web_topic, monkeypatch):
+def test_a_huge_frontier_is_predicted_in_blocks_with_the_one_pass_values(web_topic, monkeypatch):
     import focuscrawl.strategies.adaptive.policy as adaptive
 
     web, topic = web_topic
@@ -188,9 +188,10 @@ def test_a_huge_frontier_is_predicted_in_chunks_with_the_one_pass_values(web_top
         _step(engine, web)
     policy = engine.policy
     frontier = policy.graph.frontier()
-    whole = policy._predict(frontier)
-    monkeypatch.setattr(adaptive, "PREDICT_ROWS", 32)  # every re-rank of this frontier now goes in chunks
+    w = policy.model.w
+    whole = policy.evidence.rows(frontier) @ w[:-1] + w[-1]  # one matrix for the whole frontier
+    monkeypatch.setattr(adaptive, "EVIDENCE_BLOCK", 32)  # every prediction of this frontier now goes in blocks
     assert len(frontier) > 4 * 32
-    chunked = policy._predict(frontier)
+    blocked = policy._predict(frontier)
     # BLAS may sum a row otherwise when the row count differs: equal to the last bits, not necessarily bit for bit
-    assert np.allclose(chunked, whole, rtol=1e-12, atol=1e-12)
+    assert np.allclose(blocked, whole, rtol=1e-12, atol=1e-12)

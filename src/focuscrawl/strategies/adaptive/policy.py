@@ -10,7 +10,15 @@ from pydantic import Field
 
 from focuscrawl.policy import Count, CrawlContext, Fraction, Policy, PositiveFloat, Ready, ShardAware
 from focuscrawl.strategies.adaptive import pooling, reasons
-from focuscrawl.strategies.adaptive.evidence import EVIDENCE, PATH_ZERO, SCORES, SEED_EVIDENCE, Evidence, encode_own
+from focuscrawl.strategies.adaptive.evidence import (
+    EVIDENCE,
+    EVIDENCE_BLOCK,
+    PATH_ZERO,
+    SCORES,
+    SEED_EVIDENCE,
+    Evidence,
+    encode_own,
+)
 from focuscrawl.strategies.adaptive.hosts import Hosts
 from focuscrawl.strategies.adaptive.linkwords import Lexicon, PageLinks
 from focuscrawl.strategies.adaptive.models import OnlineLeastSquares, OnlineLogistic, hashed_words
@@ -26,10 +34,6 @@ WINDOW = 100  # characters of page text around a link: its context, as Gouriten 
 RERANK_URLS_PER_STEP = 2000
 LEFT_BELOW = 10.0  # subtracted from a left host's predictions: below any other URL's, their own order kept
 EXPLORE_SAMPLE = 20_000  # frontier URLs an exploring step reads at most (a uniform sample on larger frontiers)
-# Rows predicted at once in a re-rank. Frontiers up to this size are predicted in one pass, as before chunking
-# (BLAS splits a matrix-vector product by row count, so a chunked row may differ from an unchunked one in the
-# last bit: crawls whose frontier stays below it are unchanged).
-PREDICT_ROWS = 1 << 20
 
 
 class AdaptivePolicy(ShardAware, Policy):
@@ -164,15 +168,19 @@ class AdaptivePolicy(ShardAware, Policy):
         return predicted
 
     def _predict_evidence(self, ids: np.ndarray) -> np.ndarray:
+        """The model's prediction for each URL of ``ids``, EVIDENCE_BLOCK URLs at a time: each block's evidence is
+        gathered into one reused matrix (1 MB, in the CPU's cache) and multiplied there. A whole re-rank's matrix
+        was 128 bytes a URL, allocated and paged in afresh each time (1.3 GB at 10M URLs; at 1M URLs 51 ms a
+        prediction against 36 ms in blocks). BLAS computes a row's dot product alike whatever the block's length
+        (checked bit for bit with this machine's OpenBLAS, one thread, up to 2M rows; a test checks it to 1e-12),
+        so the predictions are those of one whole matrix."""
         w = self.model.w
-        if len(ids) <= PREDICT_ROWS:
-            return self.evidence.rows(ids) @ w[:-1] + w[-1]
-        # A re-rank of a huge frontier, PREDICT_ROWS URLs at a time: one evidence matrix for all of them would
-        # hold 128 bytes a URL for the re-rank's length (1.3 GB at 10M URLs), more than the frontier's own rows.
         out = np.empty(len(ids))
-        for start in range(0, len(ids), PREDICT_ROWS):
-            part = ids[start:start + PREDICT_ROWS]
-            out[start:start + len(part)] = self.evidence.rows(part) @ w[:-1] + w[-1]
+        block = np.empty((min(len(ids), EVIDENCE_BLOCK), len(EVIDENCE)))
+        for start in range(0, len(ids), EVIDENCE_BLOCK):
+            part = ids[start:start + EVIDENCE_BLOCK]
+            np.matmul(self.evidence.rows(part, out=block[:len(part)]), w[:-1], out=out[start:start + len(part)])
+        out += w[-1]
         return out
 
     def _take(self, i: int, score: float | None, reason: str) -> Selection:
