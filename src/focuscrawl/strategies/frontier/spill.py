@@ -98,28 +98,37 @@ class WordColumn:
         self.threshold = threshold
         self.spilled = 0  # ids below this are on disk
         self.spilled_words = 0
-        self.starts: list[int] = []  # offsets, in the words after the spilled ones, of ids spilled, spilled + 1, ...
+        # offsets, in the words after the spilled ones, of ids spilled, spilled + 1, ... (the first ``held``);
+        # an array, not a list (8 bytes an id, not 36, and a re-rank's pass reads it as it is)
+        self.starts = np.zeros(1 << 10, np.int64)
+        self.held = 0
         self.pool = np.zeros(1 << 12, np.int32)  # their words, one after the other
         self.end = 0
         self._starts_file = self._words_file = None  # int64 offsets by id, int32 words: on disk
 
     def __len__(self) -> int:
-        return self.spilled + len(self.starts)
+        return self.spilled + self.held
 
     def append(self, ids: Sequence[int], words: Sequence[np.ndarray]) -> None:
         """The words of new ids, which must follow on from the last ones: ``len(self), len(self) + 1, ...``."""
         if len(ids) and (ids[0] != len(self) or ids[-1] != len(self) + len(ids) - 1):
             raise ValueError(f"word rows must be appended in id order: got ids from {ids[0]}, expected {len(self)}")
-        lengths = [len(w) for w in words]
-        total = sum(lengths)
+        lengths = np.fromiter(map(len, words), np.int64, len(words))
+        total = int(lengths.sum())
         if self.end + total > len(self.pool):
             grown = np.zeros(max(2 * len(self.pool), self.end + total), np.int32)
             grown[:self.end] = self.pool[:self.end]
             self.pool = grown
-        start = self.end
-        for length in lengths:
-            self.starts.append(start)
-            start += length
+        if self.held + len(lengths) > len(self.starts):
+            grown_starts = np.zeros(max(2 * len(self.starts), self.held + len(lengths)), np.int64)
+            grown_starts[:self.held] = self.starts[:self.held]
+            self.starts = grown_starts
+        offsets = self.starts[self.held:self.held + len(lengths)]
+        if len(lengths):
+            offsets[0] = self.end
+            np.cumsum(lengths[:-1], out=offsets[1:])
+            offsets[1:] += self.end
+        self.held += len(lengths)
         if total:
             self.pool[self.end:self.end + total] = np.concatenate(words)
         self.end += total
@@ -128,7 +137,7 @@ class WordColumn:
         i = int(i)
         if i >= self.spilled:
             k = i - self.spilled
-            return self.pool[self.starts[k]:self.starts[k + 1] if k + 1 < len(self.starts) else self.end].copy()
+            return self.pool[self.starts[k]:self.starts[k + 1] if k + 1 < self.held else self.end].copy()
         bounds = np.empty(2, np.int64)
         n = os.preadv(self._starts_file.fileno(), [bounds], 8 * i)
         if n < 16:  # the last spilled id ends where the spilled words end
@@ -151,24 +160,24 @@ class WordColumn:
             if got < 8 * len(starts):
                 starts[-1] = self.spilled_words
             yield first, np.diff(starts), self._read_words(int(starts[0]), int(starts[-1]))
-        if self.starts:
-            starts = np.append(np.asarray(self.starts, np.int64), self.end)
-            for k in range(0, len(self.starts), urls):
+        if self.held:
+            starts = np.append(self.starts[:self.held], self.end)
+            for k in range(0, self.held, urls):
                 part = starts[k:k + urls + 1]
                 yield self.spilled + k, np.diff(part), self.pool[part[0]:part[-1]]
 
     def spill_if_due(self) -> None:
         """Move the words held in RAM to disk if they belong to more than ``threshold`` ids."""
-        if len(self.starts) <= self.threshold:
+        if self.held <= self.threshold:
             return
         if self._starts_file is None:
             self._starts_file, self._words_file = tempfile.TemporaryFile(), tempfile.TemporaryFile()
-        starts = np.asarray(self.starts, np.int64) + self.spilled_words
+        starts = self.starts[:self.held] + self.spilled_words
         os.pwrite(self._starts_file.fileno(), starts.tobytes(), 8 * self.spilled)
         os.pwrite(self._words_file.fileno(), self.pool[:self.end].tobytes(), 4 * self.spilled_words)
-        self.spilled += len(self.starts)
+        self.spilled += self.held
         self.spilled_words += self.end
-        self.starts, self.end = [], 0
+        self.starts, self.held, self.end = np.zeros(1 << 10, np.int64), 0, 0
         self.pool = np.zeros(1 << 12, np.int32)
 
     def __getstate__(self) -> dict:
@@ -184,7 +193,10 @@ class WordColumn:
         lengths, words = state["lengths"], state["words"]
         self.pool = np.array(words, np.int32) if len(words) else np.zeros(1 << 12, np.int32)
         self.end = len(words)
-        self.starts = (np.cumsum(lengths) - lengths).tolist()
+        self.starts = np.asarray(np.cumsum(lengths) - lengths, np.int64)
+        self.held = len(lengths)
+        if not len(self.starts):
+            self.starts = np.zeros(1 << 10, np.int64)
         self.spill_if_due()
 
 
