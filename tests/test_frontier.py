@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from focuscrawl.strategies.frontier.graph import CrawlGraph
 from focuscrawl.strategies.frontier.link_context import anchor_windows
-from focuscrawl.strategies.frontier.ranking import KEEP_FRACTION, Ranking
+from focuscrawl.strategies.frontier.ranking import KEEP_FRACTION, SAMPLE_STRIDE, Ranking, kth_smallest
 
 
 def test_ranking_with_partial_heap_always_returns_the_argmax():
@@ -135,3 +137,22 @@ def test_ranking_for_ready_hosts_digs_at_most_once_between_rebuilds_when_no_host
         assert values[best] == values[graph.frontier()].max()
         graph.take(best)
     assert scored <= 2 * 5000, "the frontier was searched again and again"
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), size=st.integers(1, 40_000), distinct=st.integers(1, 50_000),
+       order=st.sampled_from(["random", "ascending", "descending"]), k_share=st.floats(0.0, 1.0))
+def test_kth_smallest_is_a_whole_partitions_value(seed, size, distinct, order, k_share):
+    # few distinct values (ties at the cut), sorted orders (a sample that misjudges the threshold), small and large k
+    rng = np.random.default_rng(seed)
+    values = np.round(rng.standard_normal(size) * distinct) / distinct
+    if order != "random":
+        values = np.sort(values)[::-1 if order == "descending" else 1].copy()
+    k = 1 + int(k_share ** 6 * (size - 1))  # small k half the time: the sampled path
+    assert kth_smallest(values, k) == np.partition(values, k - 1)[k - 1]
+
+
+def test_kth_smallest_takes_the_sample_path_on_large_arrays():
+    values = np.random.default_rng(0).standard_normal(SAMPLE_STRIDE * SAMPLE_STRIDE * 50)
+    for k in (1, 7, 512, len(values) // 100):
+        assert kth_smallest(values, k) == np.partition(values, k - 1)[k - 1]

@@ -36,6 +36,8 @@ from focuscrawl.strategies.frontier.graph import FRONTIER, CrawlGraph
 
 KEEP_FRACTION = 100  # on large frontiers the heap keeps 1 node in KEEP_FRACTION (see ``rebuild``)
 
+SAMPLE_STRIDE = 32  # kth_smallest's sample: every 32nd value
+
 READY_DEPTH = 16  # a rebuild for ``ready`` looks this many times ``keep`` nodes deep for nodes of ready hosts
 
 
@@ -89,7 +91,7 @@ class Ranking:
             self._keep_ready(ids, neg, ready, floor, keep)
             return
         if len(ids) > keep:
-            kth = np.partition(neg, keep - 1)[keep - 1]
+            kth = kth_smallest(neg, keep)
             inside = np.flatnonzero(neg < kth)
             tied = np.flatnonzero(neg == kth)
             need = keep - len(inside)  # >= 1: kth itself is among the best keep
@@ -110,7 +112,7 @@ class Ranking:
         the eligible ones and those below ``floor`` go in the heap, the others are parked by host."""
         size = READY_DEPTH * keep
         if len(ids) > size:
-            kth = np.partition(neg, size - 1)[size - 1]
+            kth = kth_smallest(neg, size)
             candidates = np.flatnonzero(neg <= kth)  # ties at the cut included, so the order below is exact
         else:
             candidates = np.arange(len(ids))
@@ -215,6 +217,23 @@ class Ranking:
             if entries and (best is None or entries[0] < best):
                 best = entries[0]
         return best[1] if best is not None and best < self.limit else None
+
+
+def kth_smallest(values: np.ndarray, k: int) -> float:
+    """``np.partition(values, k - 1)[k - 1]``: the k-th smallest value (1 <= k <= len(values)), in a fraction of the
+    time on large arrays. A sample of every SAMPLE_STRIDE-th value gives a threshold that about twice k values
+    should fall under; if at least k do, the k-th smallest of all is among them (it is at most the threshold, and
+    so is every value before it), and is found in them alone. Otherwise (a skewed order) the whole array is
+    partitioned. Exact either way: the same value as one partition of all."""
+    if len(values) < SAMPLE_STRIDE * SAMPLE_STRIDE or k * SAMPLE_STRIDE > len(values):
+        return float(np.partition(values, k - 1)[k - 1])
+    sample = values[::SAMPLE_STRIDE]
+    position = min(len(sample) - 1, 2 * (k // SAMPLE_STRIDE) + 1)
+    threshold = np.partition(sample, position)[position]
+    under = values[values <= threshold]
+    if len(under) < k:
+        return float(np.partition(values, k - 1)[k - 1])
+    return float(np.partition(under, k - 1)[k - 1])
 
 
 def _best_above(neg: np.ndarray, ids: np.ndarray, cut: float) -> tuple[float, int]:
