@@ -93,6 +93,15 @@ def test_a_batch_of_tfidf_probabilities_is_each_texts_own(tfidf, as_python, text
     assert same_bits(tfidf.predict_proba(texts), expected)
 
 
+@settings(max_examples=200, deadline=None)
+@given(text=text)
+@example(text="bird nests the bird nests " * 3 + EXAMPLES[1])
+def test_known_columns_are_the_analyzers_terms_in_the_vocabulary(tfidf, text):
+    # the pairs' table against the terms the analyzer builds (``_analyzed_columns``): the same columns, in order
+    assert tfidf._known_columns != tfidf._analyzed_columns  # the table is in use for these settings
+    assert tfidf._known_columns(text) == tfidf._analyzed_columns(text)
+
+
 def test_tfidf_answers_on_long_pages_and_after_a_pickle(tfidf, as_python):
     import pickle
 

@@ -70,15 +70,15 @@ class TfidfRelevanceModel:
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros(0)
-        # The analyzer's terms of every text, their vocabulary columns (-1: unknown) concatenated, and the
-        # model's arithmetic for all of them in one compiled pass (``kernels.tfidf_logits``): the same float64s
-        # as the formula text by text, at a fraction of Python's cost per term.
-        analyzed = list(map(self._analyze, texts))
-        lengths = list(map(len, analyzed))
+        # The vocabulary columns of every text's known terms in the analyzer's order (``_known_columns``; terms
+        # outside the vocabulary add nothing to the formula), concatenated, and the model's arithmetic for all of
+        # them in one compiled pass (``kernels.tfidf_logits``): the same float64s as the formula text by text, at
+        # a fraction of Python's cost per term.
+        known = list(map(self._known_columns, texts))
+        lengths = list(map(len, known))
         starts = np.fromiter(itertools.accumulate(lengths, initial=0), np.int64, len(lengths) + 1)
-        terms = itertools.chain.from_iterable(analyzed)
-        columns = np.fromiter(map(self._columns.get, terms, itertools.repeat(-1)), np.int64, int(starts[-1]))
-        table = log_tf(max(lengths))  # no term of a text is met more often than it has terms
+        columns = np.fromiter(itertools.chain.from_iterable(known), np.int64, int(starts[-1]))
+        table = log_tf(max(lengths))  # no term of a text is met more often than it has known terms
         logits = tfidf_logits(columns, starts, self._idf, self._coef, table, self._intercept)
         return np.fromiter(map(_sigmoid, logits.tolist()), dtype=float, count=len(texts))
 
@@ -93,9 +93,14 @@ class TfidfRelevanceModel:
     def _prepare_fast_path(self) -> None:
         self._analyze = _fast_word_ngrams(self.vectorizer) or self.vectorizer.build_analyzer()
         self._columns = {term: int(j) for term, j in self.vectorizer.vocabulary_.items()}
+        self._known_columns = _fast_known_columns(self.vectorizer, self._columns) or self._analyzed_columns
         self._idf = np.ascontiguousarray(self.vectorizer.idf_, dtype=np.float64)
         self._coef = np.ascontiguousarray(self.model.coef_[0], dtype=np.float64)
         self._intercept = float(self.model.intercept_[0])
+
+    def _analyzed_columns(self, text: str) -> list[int]:
+        """The vocabulary columns of the analyzer's terms of ``text`` that are in the vocabulary, in its order."""
+        return [j for j in map(self._columns.get, self._analyze(text)) if j is not None]
 
     def __getstate__(self) -> dict:
         # the fast-path tables are derived from the fitted model: rebuilt after loading, not stored
@@ -107,7 +112,7 @@ class TfidfRelevanceModel:
             self._prepare_fast_path()
 
 
-_FAST_PATH = ("_analyze", "_columns", "_idf", "_coef", "_intercept")
+_FAST_PATH = ("_analyze", "_columns", "_known_columns", "_idf", "_coef", "_intercept")
 
 
 def _sigmoid(logit: float) -> float:
@@ -138,6 +143,39 @@ def _fast_word_ngrams(vectorizer: TfidfVectorizer):
         return terms
 
     return analyze
+
+
+def _fast_known_columns(vectorizer: TfidfVectorizer, columns: dict[str, int]):
+    """``_analyzed_columns`` without making the terms, for scikit-learn's default word tokens, unigrams and
+    bigrams (None otherwise): each token's column as a unigram, then each pair's column as a bigram, looked up
+    word by word in a table of the vocabulary's bigrams by first word (``"a b"`` is ``following["a"]["b"]``),
+    so that no pair's string is built. The same columns in the same order (a test compares them): a pair
+    outside the vocabulary, skipped here, has no column there either. On a page of text, half the time of
+    building every term and looking each up."""
+    v = vectorizer
+    if (_fast_word_ngrams(v) is None or v.token_pattern != TfidfVectorizer().token_pattern
+            or v.ngram_range not in ((1, 1), (1, 2))):
+        return None
+    find_tokens = re.compile(v.token_pattern).findall  # tokens never hold a space: a bigram splits in one way
+    stop = frozenset(v.get_stop_words() or ())
+    unigrams = {term: j for term, j in columns.items() if " " not in term}
+    following: dict[str, dict[str, int]] = {}
+    for term, j in columns.items():
+        if " " in term:
+            first, second = term.split(" ")
+            following.setdefault(first, {})[second] = j
+    pairs = v.ngram_range[1] == 2
+    unigram, after = unigrams.get, following.get
+
+    def known_columns(text: str) -> list[int]:
+        tokens = [t for t in find_tokens(text.lower()) if t not in stop]
+        out = [j for j in map(unigram, tokens) if j is not None]
+        if pairs:
+            out += [j for a, b in zip(tokens, tokens[1:])
+                    if (seconds := after(a)) is not None and (j := seconds.get(b)) is not None]
+        return out
+
+    return known_columns
 
 
 class MemoizedRelevance:
