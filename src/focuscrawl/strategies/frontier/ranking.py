@@ -59,9 +59,15 @@ class Ranking:
             return
         scores = self.score(ids)
         self.value[ids] = scores
+        # Only keys that beat ``limit`` enter the heap: a node whose key does not may stay outside it, as every node
+        # outside is no better than ``limit`` (its old entry, if any, is stale now). Most of a page's changed nodes
+        # are far from the top; pushing them cost a heap push now and a pop later.
+        neg = -scores
+        bound, bound_id = self.limit
+        better = np.flatnonzero((neg < bound) | ((neg == bound) & (ids < bound_id)))
         push, heap = heapq.heappush, self.heap
-        for i, s in zip(ids.tolist(), scores.tolist()):
-            push(heap, (-s, i))
+        for i, s in zip(ids[better].tolist(), neg[better].tolist()):
+            push(heap, (s, i))
         # Stale entries pile up when scores change often (sl_): compact before they dominate.
         if len(heap) > 4 * self.graph.n_front + 4 * self.keep:
             self.rebuild(rescore=False)
