@@ -82,6 +82,7 @@ def as_python(request, monkeypatch) -> bool:
     if request.param == "python":
         monkeypatch.setattr(relevance, "tfidf_logits", kernels.tfidf_logits.py_func)
         monkeypatch.setattr(embeddings, "mean_token_vectors", kernels.mean_token_vectors.py_func)
+        monkeypatch.setattr(relevance, "known_term_columns", kernels.known_term_columns.py_func)
     return request.param == "python"
 
 
@@ -93,13 +94,15 @@ def test_a_batch_of_tfidf_probabilities_is_each_texts_own(tfidf, as_python, text
     assert same_bits(tfidf.predict_proba(texts), expected)
 
 
-@settings(max_examples=200, deadline=None)
-@given(text=text)
-@example(text="bird nests the bird nests " * 3 + EXAMPLES[1])
-def test_known_columns_are_the_analyzers_terms_in_the_vocabulary(tfidf, text):
-    # the pairs' table against the terms the analyzer builds (``_analyzed_columns``): the same columns, in order
-    assert tfidf._known_columns != tfidf._analyzed_columns  # the table is in use for these settings
-    assert tfidf._known_columns(text) == tfidf._analyzed_columns(text)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(text, min_size=1, max_size=8))
+@example(texts=["bird nests the bird nests " * 3 + EXAMPLES[1], "", "the and of", "bird", EXAMPLES[3]])
+def test_known_columns_are_the_analyzers_terms_in_the_vocabulary(tfidf, as_python, texts):
+    # the word-pair table against the terms the analyzer builds (``_analyzed_columns``): the same columns, in order
+    assert isinstance(tfidf._known_columns, relevance.WordPairTable)  # the table is in use for these settings
+    columns, starts = tfidf._known_columns(texts)
+    expected_columns, expected_starts = tfidf._analyzed_columns(texts)
+    assert columns.tolist() == expected_columns.tolist() and starts.tolist() == expected_starts.tolist()
 
 
 def test_tfidf_answers_on_long_pages_and_after_a_pickle(tfidf, as_python):

@@ -88,3 +88,36 @@ def tfidf_logits(columns, starts, idf, coef, log_tf, intercept):
             dot += weight * coef[c]
         logits[i] = intercept + (dot / math.sqrt(norm_sq) if norm_sq > 0 else 0.0)
     return logits
+
+
+@compiled
+def known_term_columns(words, starts, unigram_columns, pair_keys, pair_columns):
+    """Per text (its tokens' word numbers ``words[starts[i]:starts[i + 1]]``: -2 a stop word, -1 a word of no
+    vocabulary term), the vocabulary columns of its unigrams in token order, then of its bigrams: pairs of
+    successive tokens once stop words are removed (an unknown word stays and pairs with nothing), each pair whose
+    key (first x number of words + second) is in the sorted ``pair_keys``. Returns the columns, texts
+    concatenated, and each text's start in them (``WordPairTable``)."""
+    n_words = len(unigram_columns)
+    out = np.empty(2 * len(words), np.int64)
+    out_starts = np.zeros(len(starts), np.int64)
+    o = 0
+    for i in range(len(starts) - 1):
+        for k in range(starts[i], starts[i + 1]):
+            w = words[k]
+            if w >= 0 and unigram_columns[w] >= 0:
+                out[o] = unigram_columns[w]
+                o += 1
+        previous = -1
+        for k in range(starts[i], starts[i + 1]):
+            w = words[k]
+            if w == -2:
+                continue
+            if previous >= 0 and w >= 0 and len(pair_keys):
+                key = previous * n_words + w
+                j = np.searchsorted(pair_keys, key)
+                if j < len(pair_keys) and pair_keys[j] == key:
+                    out[o] = pair_columns[j]
+                    o += 1
+            previous = w
+        out_starts[i + 1] = o
+    return out[:o], out_starts

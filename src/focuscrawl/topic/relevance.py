@@ -15,7 +15,7 @@ from sklearn.base import clone
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from focuscrawl.topic.kernels import log_tf, tfidf_logits
+from focuscrawl.topic.kernels import known_term_columns, log_tf, tfidf_logits
 from focuscrawl.types import RelevanceModel, decision_point
 
 _FITTED_VECTORIZERS: OrderedDict[tuple, tuple[TfidfVectorizer, scipy.sparse.csr_matrix]] = OrderedDict()
@@ -70,15 +70,12 @@ class TfidfRelevanceModel:
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros(0)
-        # The vocabulary columns of every text's known terms in the analyzer's order (``_known_columns``; terms
-        # outside the vocabulary add nothing to the formula), concatenated, and the model's arithmetic for all of
-        # them in one compiled pass (``kernels.tfidf_logits``): the same float64s as the formula text by text, at
-        # a fraction of Python's cost per term.
-        known = list(map(self._known_columns, texts))
-        lengths = list(map(len, known))
-        starts = np.fromiter(itertools.accumulate(lengths, initial=0), np.int64, len(lengths) + 1)
-        columns = np.fromiter(itertools.chain.from_iterable(known), np.int64, int(starts[-1]))
-        table = log_tf(max(lengths))  # no term of a text is met more often than it has known terms
+        # The vocabulary columns of every text's known terms in the analyzer's order (terms outside the
+        # vocabulary add nothing to the formula), concatenated, and the model's arithmetic for all of them in one
+        # compiled pass (``kernels.tfidf_logits``): the same float64s as the formula text by text, at a fraction
+        # of Python's cost per term.
+        columns, starts = self._known_columns(texts)
+        table = log_tf(int(np.diff(starts).max()))  # no term of a text is met more often than it has known terms
         logits = tfidf_logits(columns, starts, self._idf, self._coef, table, self._intercept)
         return np.fromiter(map(_sigmoid, logits.tolist()), dtype=float, count=len(texts))
 
@@ -93,14 +90,17 @@ class TfidfRelevanceModel:
     def _prepare_fast_path(self) -> None:
         self._analyze = _fast_word_ngrams(self.vectorizer) or self.vectorizer.build_analyzer()
         self._columns = {term: int(j) for term, j in self.vectorizer.vocabulary_.items()}
-        self._known_columns = _fast_known_columns(self.vectorizer, self._columns) or self._analyzed_columns
+        self._known_columns = WordPairTable.of(self.vectorizer, self._columns) or self._analyzed_columns
         self._idf = np.ascontiguousarray(self.vectorizer.idf_, dtype=np.float64)
         self._coef = np.ascontiguousarray(self.model.coef_[0], dtype=np.float64)
         self._intercept = float(self.model.intercept_[0])
 
-    def _analyzed_columns(self, text: str) -> list[int]:
-        """The vocabulary columns of the analyzer's terms of ``text`` that are in the vocabulary, in its order."""
-        return [j for j in map(self._columns.get, self._analyze(text)) if j is not None]
+    def _analyzed_columns(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The vocabulary columns of each text's analyzer terms that are in the vocabulary, in its order, texts
+        concatenated, and where each text's start (``starts[i]:starts[i + 1]``)."""
+        known = [[j for j in map(self._columns.get, self._analyze(text)) if j is not None] for text in texts]
+        starts = np.fromiter(itertools.accumulate(map(len, known), initial=0), np.int64, len(known) + 1)
+        return np.fromiter(itertools.chain.from_iterable(known), np.int64, int(starts[-1])), starts
 
     def __getstate__(self) -> dict:
         # the fast-path tables are derived from the fitted model: rebuilt after loading, not stored
@@ -145,37 +145,56 @@ def _fast_word_ngrams(vectorizer: TfidfVectorizer):
     return analyze
 
 
-def _fast_known_columns(vectorizer: TfidfVectorizer, columns: dict[str, int]):
-    """``_analyzed_columns`` without making the terms, for scikit-learn's default word tokens, unigrams and
-    bigrams (None otherwise): each token's column as a unigram, then each pair's column as a bigram, looked up
-    word by word in a table of the vocabulary's bigrams by first word (``"a b"`` is ``following["a"]["b"]``),
-    so that no pair's string is built. The same columns in the same order (a test compares them): a pair
-    outside the vocabulary, skipped here, has no column there either. On a page of text, half the time of
-    building every term and looking each up."""
-    v = vectorizer
-    if (_fast_word_ngrams(v) is None or v.token_pattern != TfidfVectorizer().token_pattern
-            or v.ngram_range not in ((1, 1), (1, 2))):
-        return None
-    find_tokens = re.compile(v.token_pattern).findall  # tokens never hold a space: a bigram splits in one way
-    stop = frozenset(v.get_stop_words() or ())
-    unigrams = {term: j for term, j in columns.items() if " " not in term}
-    following: dict[str, dict[str, int]] = {}
-    for term, j in columns.items():
-        if " " in term:
-            first, second = term.split(" ")
-            following.setdefault(first, {})[second] = j
-    pairs = v.ngram_range[1] == 2
-    unigram, after = unigrams.get, following.get
+class WordPairTable:
+    """``_analyzed_columns`` without making the terms, for scikit-learn's default word tokens, unigrams and bigrams.
 
-    def known_columns(text: str) -> list[int]:
-        tokens = [t for t in find_tokens(text.lower()) if t not in stop]
-        out = [j for j in map(unigram, tokens) if j is not None]
-        if pairs:
-            out += [j for a, b in zip(tokens, tokens[1:])
-                    if (seconds := after(a)) is not None and (j := seconds.get(b)) is not None]
-        return out
+    Each token is looked up once, as a word number (a word of the vocabulary's terms; stop words and other words
+    apart), and one compiled pass over a batch's numbers (``kernels.known_term_columns``) gives each text's unigram
+    columns, then its bigram columns: a pair of numbers is a bigram of the vocabulary if it is in a sorted table of
+    them. A pair with a word outside the vocabulary's terms is no bigram of it, and its terms add nothing to the
+    formula, so the columns are the same, in the same order (a test compares them). On a page of text, building
+    every bigram's string and looking each up was most of the judge's time."""
 
-    return known_columns
+    STOP, UNKNOWN = -2, -1
+
+    def __init__(self, find_tokens, numbers: dict[str, int], unigram_columns: np.ndarray, pair_keys: np.ndarray,
+                 pair_columns: np.ndarray):
+        self.find_tokens, self.numbers = find_tokens, numbers
+        self.unigram_columns, self.pair_keys, self.pair_columns = unigram_columns, pair_keys, pair_columns
+
+    @classmethod
+    def of(cls, vectorizer: TfidfVectorizer, columns: dict[str, int]) -> WordPairTable | None:
+        """The table of a fitted vectorizer's vocabulary (``columns``: term -> column), or None for settings other
+        than the default token pattern with unigrams, or unigrams and bigrams."""
+        v = vectorizer
+        if (_fast_word_ngrams(v) is None or v.token_pattern != TfidfVectorizer().token_pattern
+                or v.ngram_range not in ((1, 1), (1, 2))):
+            return None
+        split = [term.split(" ") for term in columns]  # default tokens never hold a space: one split a term
+        numbers: dict[str, int] = {}
+        for words in split:
+            for word in words:
+                numbers.setdefault(word, len(numbers))
+        unigram_columns = np.full(len(numbers), -1, np.int64)
+        pairs = []
+        for words, column in zip(split, columns.values()):
+            if len(words) == 1:
+                unigram_columns[numbers[words[0]]] = column
+            else:
+                pairs.append((numbers[words[0]] * len(numbers) + numbers[words[1]], column))
+        pairs.sort()
+        keys = np.array([key for key, _ in pairs], np.int64)
+        pair_columns = np.array([column for _, column in pairs], np.int64)
+        for word in v.get_stop_words() or ():
+            numbers[word] = cls.STOP  # a stop word is no term: removed before words are paired
+        return cls(re.compile(v.token_pattern).findall, numbers, unigram_columns, keys, pair_columns)
+
+    def __call__(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        tokens = [self.find_tokens(text.lower()) for text in texts]
+        starts = np.fromiter(itertools.accumulate(map(len, tokens), initial=0), np.int64, len(tokens) + 1)
+        words = np.fromiter(map(self.numbers.get, itertools.chain.from_iterable(tokens),
+                                itertools.repeat(self.UNKNOWN)), np.int64, int(starts[-1]))
+        return known_term_columns(words, starts, self.unigram_columns, self.pair_keys, self.pair_columns)
 
 
 class MemoizedRelevance:
