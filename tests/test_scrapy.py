@@ -196,13 +196,29 @@ def test_the_policy_orders_the_spiders_requests_and_sees_every_response(tmp_path
     assert leaves == sorted(leaves, key=lambda path: path.startswith("/birds/"))
 
 
+@pytest.mark.slow
+def test_the_reader_process_makes_the_crawl_of_the_reader_in_scrapys_thread(tmp_path, served, topic):
+    """At one request in flight the crawl is the policy's alone: the same pages in the same order, with the same
+    scores, whether the engine is in the page reader's process (FOCUSCRAWL_READ_QUEUE 32) or in Scrapy's thread (0)."""
+    crawls = {}
+    for queue in ("32", "0"):
+        proc, log, rows = crawl(tmp_path, served, topic, "-s", f"FOCUSCRAWL_READ_QUEUE={queue}", name=f"q{queue}")
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+        assert "'focuscrawl/pages': 16" in proc.stderr
+        crawls[queue] = (paths(log), [{key: row[key] for key in ("step", "url", "status", "relevance", "score",
+                                                                   "reason", "error")} for row in rows])
+    assert crawls["32"] == crawls["0"] and len(crawls["0"][1]) == 16
+
+
 ALL_PATHS = {"/", "/about", "/cars/", "/birds/", "/birds/hidden", "/birds/missing", "/old-birds", "/birds/moved",
              "/birds/photo.png"} | LEAVES
 
 
 @pytest.mark.slow
-def test_a_crawl_stopped_and_resumed_with_its_jobdir_fetches_nothing_again(tmp_path, served, topic):
-    jobdir = ("-s", f"JOBDIR={tmp_path / 'job'}")
+@pytest.mark.parametrize("queue", ["32", "0"])
+def test_a_crawl_stopped_and_resumed_with_its_jobdir_fetches_nothing_again(tmp_path, served, topic, queue):
+    """Stopped after 6 answers and resumed, through the page reader's process (32) or in Scrapy's thread (0)."""
+    jobdir = ("-s", f"JOBDIR={tmp_path / 'job'}", "-s", f"FOCUSCRAWL_READ_QUEUE={queue}")
     first, log1, rows1 = crawl(tmp_path, served, topic, *jobdir, "-s", "CLOSESPIDER_PAGECOUNT=6", name="job")
     assert first.returncode == 0 and "closespider_pagecount" in first.stderr, first.stderr[-3000:]
     assert (tmp_path / "job" / "focuscrawl.state").exists() and 3 <= len(rows1) < 16
@@ -418,37 +434,45 @@ def test_the_address_guard_checks_dns_answers_and_pins_the_checked_one(monkeypat
     assert crawler.stats.get_value("focuscrawl/refused_address") == 3
 
 
-# The add-on's page reader made slow (each record 0.15 s, its thread and interval logged), or failing at the third
-# page; the spider logs when its own callback runs, in Scrapy's reactor thread.
+# The add-on's page reader made slow (each record 0.15 s, its process and interval logged), or failing at the third
+# page; the spider logs when its own callback runs, in Scrapy's process. The recorder is the scheduler's class
+# attribute: a child process imports this spider's module to unpickle it.
 READER_SPIDER = SPIDER.replace('name = "wild"', 'name = "reader"').replace(
     "    def parse(self, response):\n",
     "    def parse(self, response):\n"
     "        with open(os.environ['SEEN'] + '.times', 'a') as times:\n"
     "            times.write(json.dumps(time.time()) + '\\n')\n") + '''
-import threading, time
+import multiprocessing, time
 from focuscrawl.scrapy import FocusedScheduler
+from focuscrawl.scrapy.reader import Recorder
 
-recorded = FocusedScheduler._record
-calls = []
 
-def _record(self, url, page, fetch_s=0.0):
-    calls.append(url)
-    if os.environ.get("FAIL_AT") and len(calls) == int(os.environ["FAIL_AT"]):
-        raise RuntimeError("a bug in recording")
-    started = time.time()
-    time.sleep(0.15)
-    with open(os.environ["SEEN"] + ".records", "a") as records:
-        records.write(json.dumps([threading.current_thread().name, started, time.time()]) + "\\n")
-    recorded(self, url, page, fetch_s)
+class SlowRecorder(Recorder):
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.calls = 0
+        with open(os.environ["SEEN"] + ".pids", "a") as pids:
+            pids.write(json.dumps(os.getpid()) + "\\n")
 
-FocusedScheduler._record = _record
+    def _record(self, url, page, fetch_s=0.0):
+        self.calls += 1
+        if os.environ.get("FAIL_AT") and self.calls == int(os.environ["FAIL_AT"]):
+            raise RuntimeError("a bug in recording")
+        started = time.time()
+        time.sleep(0.15)
+        with open(os.environ["SEEN"] + ".records", "a") as records:
+            records.write(json.dumps([multiprocessing.current_process().name, started, time.time()]) + "\\n")
+        super()._record(url, page, fetch_s)
+
+
+FocusedScheduler.recorder = SlowRecorder
 '''
 
 
 @pytest.mark.slow
 def test_scrapy_runs_the_spider_while_the_reader_records_a_page(tmp_path, served, topic):
-    """Off the reactor: while the reader records a page, Scrapy goes on (a spider's callback runs in the meantime);
-    with FOCUSCRAWL_READ_QUEUE=0 (reading in the reactor thread) never. The same pages either way."""
+    """Off the reactor: while the reader's process records a page, Scrapy goes on (a spider's callback runs in the
+    meantime); with FOCUSCRAWL_READ_QUEUE=0 (reading in Scrapy's thread) never. The same pages either way."""
     overlaps, fetched = {}, {}
     for queue in ("8", "0"):
         proc, log, rows = crawl(tmp_path, served, topic, "-s", "FOCUSCRAWL_STRATEGY=bfs",
@@ -460,7 +484,7 @@ def test_scrapy_runs_the_spider_while_the_reader_records_a_page(tmp_path, served
         records = [json.loads(line) for line in Path(f"{seen}.records").read_text().splitlines()]
         times = [json.loads(line) for line in Path(f"{seen}.times").read_text().splitlines()]
         assert len(records) == len(rows) == 16
-        assert {name for name, _, _ in records} == ({"focuscrawl-reader"} if queue != "0" else {"MainThread"})
+        assert {name for name, _, _ in records} == ({"focuscrawl-reader"} if queue != "0" else {"MainProcess"})
         overlaps[queue] = sum(any(start < t < end for t in times) for _, start, end in records)
         fetched[queue] = sorted(row["url"] for row in rows)
     assert overlaps["8"] >= 2 and overlaps["0"] == 0, overlaps
@@ -468,11 +492,18 @@ def test_scrapy_runs_the_spider_while_the_reader_records_a_page(tmp_path, served
 
 
 @pytest.mark.slow
-def test_a_failure_in_the_reader_is_one_error_and_closes_the_spider(tmp_path, served, topic):
-    proc, _, rows = crawl(tmp_path, served, topic, "-s", f"JOBDIR={tmp_path / 'job'}", "-s", "FOCUSCRAWL_READ_QUEUE=32",
-                          spider_text=READER_SPIDER, name="failing", env={"FAIL_AT": "3"})
+@pytest.mark.parametrize("queue", ["32", "0"])
+def test_a_failure_in_the_reader_is_one_error_and_closes_the_spider(tmp_path, served, topic, queue):
+    proc, _, rows = crawl(tmp_path, served, topic, "-s", f"JOBDIR={tmp_path / 'job'}",
+                          "-s", f"FOCUSCRAWL_READ_QUEUE={queue}", spider_text=READER_SPIDER, name="failing",
+                          env={"FAIL_AT": "3"})
     errors = [line for line in proc.stderr.splitlines() if " ERROR: " in line]
     assert len(errors) == 1 and "reading and recording pages failed: RuntimeError: a bug in recording" in errors[0], \
         proc.stderr[-3000:]
     assert "'finish_reason': 'focuscrawl_reader_failed'" in proc.stderr and len(rows) == 2
     assert "not written to JOBDIR" in proc.stderr and not (tmp_path / "job" / "focuscrawl.state").exists()
+    assert "Traceback" not in proc.stderr and proc.returncode == 0
+    # the recorder's process (Scrapy's own with queue 0) is gone once Scrapy's is: not orphaned, not a zombie
+    pids = [json.loads(line) for line in (tmp_path / "failing-seen.jsonl.pids").read_text().splitlines()]
+    assert len(pids) == 1 and not Path(f"/proc/{pids[0]}").exists()
+

@@ -36,10 +36,13 @@ How a crawl goes (one ``CrawlEngine`` built by ``focuscrawl.builder``, as ``focu
 - **In flight**: at most ``CONCURRENT_REQUESTS`` of the policy's pages are sent and not yet recorded (``focuscrawl
   crawl``'s concurrency), so that a page's links reach the policy before it chooses again; at 1 a crawl fetches
   what ``focuscrawl crawl --concurrency 1`` fetches, in the same order.
-- **Off the reactor** (``FOCUSCRAWL_READ_QUEUE`` > 0): pages are read and recorded by a ``reader.PageReader``
-  thread, in the order Scrapy delivered them, from a queue of that many pages (nothing new is sent while it is
-  full); the engine is touched by one thread at a time (``lock``). A close records every page handed over first.
-  Off by default: on a quiet machine the thread was slower than reading in the reactor (it shares the GIL).
+- **In its own process** (``FOCUSCRAWL_READ_QUEUE`` > 0, the default 32): the engine is a ``reader.Recorder``'s,
+  in a child process; the scheduler hands it each response's answer (status, headers, body) with the URLs of the
+  policy's requests its callback yielded, in the order Scrapy delivered them, and sends the selections it answers
+  with, keeping the spider's requests by URL. Scrapy downloads and runs callbacks while the child reads and records
+  (another core); nothing new is sent while that many pages wait for it. With 0 the recorder runs in Scrapy's
+  thread, each page read and recorded at once. A close has every page handed over recorded first; a failure of the
+  reader (a bug, its process killed) is one error line, and the spider closes.
 - **The budget** counts the policy's pages (and the engine's own soft-404 probes); when it is spent, or the
   frontier is empty, the spider closes as any spider does once nothing is left to do.
 - **Resume** (``JOBDIR``): on close the engine (closure, frontier, the policy's state: ``CrawlEngine.snapshot``)
@@ -55,9 +58,8 @@ loopback (``LoopbackDownloadHandler``). A mistake in the settings is one error l
 from __future__ import annotations
 
 import logging
-import threading
-import time
 import weakref
+from collections import deque
 from collections.abc import AsyncIterator
 from functools import partial
 from pathlib import Path
@@ -73,17 +75,26 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import load_object
 
-from focuscrawl.builder import Classifiers, StrategyPlan, build_crawl
-from focuscrawl.config import RunSettings, describe_validation_error, load_config
-from focuscrawl.engine import CrawlEngine
-from focuscrawl.extras import MissingExtra
-from focuscrawl.http.response import followable
+from focuscrawl.builder import StrategyPlan
+from focuscrawl.config import RunSettings, load_config
 from focuscrawl.scrapy.jobdir import STATE_FILE, read_requests, read_state, write_state
 from focuscrawl.scrapy.loopback import LoopbackDownloadHandler
-from focuscrawl.scrapy.reader import PAGE_PARSING, PageReader, download_error, page_of_response
-from focuscrawl.storage import PagesWriter, StepRecord
+from focuscrawl.scrapy.reader import (
+    USER_ERRORS,
+    Answer,
+    Holds,
+    InlineReader,
+    PageReader,
+    ReaderError,
+    Recorder,
+    RecorderSpec,
+    Selections,
+    answer_of_response,
+    download_error,
+    user_error,
+)
 from focuscrawl.topic.topic_dir import load_topic_dir
-from focuscrawl.types import ForeignLinks, Link, Page, Selection
+from focuscrawl.types import Page
 
 logger = logging.getLogger(__name__)
 
@@ -103,11 +114,12 @@ SETTINGS = {
     "FOCUSCRAWL_HOSTS_MAP": "the hosts map of focuscrawl web serve --map: crawl that loopback-served web",
     "FOCUSCRAWL_ALLOW_LOOPBACK": "the address guard lets loopback addresses through (default False)",
     "FOCUSCRAWL_ALLOW_PRIVATE": "the address guard lets private addresses through (default False)",
-    "FOCUSCRAWL_READ_QUEUE": "pages waiting to be read and recorded off Scrapy's reactor thread (default 0: read "
-                             "in the reactor thread; e.g. 32 for a worker thread)",
+    "FOCUSCRAWL_READ_QUEUE": "pages waiting for the page reader's process, which reads and records them beside "
+                             "Scrapy's (default 32; 0: no process, pages read in Scrapy's thread)",
 }
-# 0 by default: measured on a quiet machine (docs/scrapy.md), the worker thread was slower than the reactor
-READ_QUEUE = 0
+# The process by default: at 16 in flight it fetched 1.2x the pages a second of reading in Scrapy's thread
+# (docs/scrapy.md, "What it costs"); 32 holds two pages a request in flight at Scrapy's default 16.
+READ_QUEUE = 32
 READER_FAILED = "focuscrawl_reader_failed"  # the finish reason of a spider whose page reader failed
 SPIDER_MIDDLEWARE, SPIDER_MIDDLEWARE_ORDER = "focuscrawl.scrapy.FocusedSpiderMiddleware", 20  # < HttpError's 50
 DOWNLOADER_MIDDLEWARE, DOWNLOADER_MIDDLEWARE_ORDER = "focuscrawl.scrapy.FocusedDownloaderMiddleware", 10
@@ -115,7 +127,6 @@ DOWNLOADER_MIDDLEWARE, DOWNLOADER_MIDDLEWARE_ORDER = "focuscrawl.scrapy.FocusedD
 ADDRESS_GUARD, ADDRESS_GUARD_ORDER = "focuscrawl.scrapy.guard.AddressGuardMiddleware", 60
 # One scheduler per crawler, found by the middlewares (built before it).
 _SCHEDULERS: weakref.WeakKeyDictionary[Any, FocusedScheduler] = weakref.WeakKeyDictionary()
-_USER_ERRORS = (ValueError, KeyError, OSError, MissingExtra)
 
 
 class SettingsError(ValueError):
@@ -127,16 +138,6 @@ def policy_request(request: Request) -> bool:
     ``dont_filter``, priority 0, no body."""
     return (request.method == "GET" and not request.dont_filter and request.priority == 0 and not request.body
             and urlsplit(request.url).scheme in ("http", "https"))
-
-
-def _user_error(exc: BaseException) -> str:
-    if isinstance(exc, ValidationError):
-        return describe_validation_error(exc)
-    if isinstance(exc, KeyError) and exc.args:
-        return str(exc.args[0])
-    if isinstance(exc, OSError) and exc.strerror:
-        return f"{exc.strerror}{f': {exc.filename}' if exc.filename else ''}"
-    return str(exc)
 
 
 def _refuse(message: str) -> CloseSpider:
@@ -168,7 +169,10 @@ class FocusedCrawl:
 
 class FocusedScheduler(BaseScheduler):
     """Scrapy's scheduler for a focused crawl (module docstring): the policy's requests in the policy's order, the
-    others through Scrapy's own ``Scheduler`` first."""
+    others through Scrapy's own ``Scheduler`` first. The engine is a ``reader.Recorder``'s, in the page reader's
+    process (or in this thread); the scheduler keeps the spider's requests by URL and sends the selections it gets."""
+
+    recorder = Recorder  # the class of the page reader's recorder (a test may give its own)
 
     @classmethod
     def from_crawler(cls, crawler) -> FocusedScheduler:
@@ -181,21 +185,14 @@ class FocusedScheduler(BaseScheduler):
         # The policy's selections sent and not yet recorded, at most (focuscrawl crawl's concurrency): Scrapy would
         # send the next request as soon as a download ends, before the page's links reach the policy.
         self.in_flight = max(1, crawler.settings.getint("CONCURRENT_REQUESTS"))
-        self.engine: CrawlEngine | None = None
+        self.reader: PageReader | InlineReader | None = None
         self.requests: dict[str, Request] = {}  # frontier URL -> the spider's request for it
-        self.dispatched: dict[str, Request] = {}  # selection sent, not yet recorded -> its request
-        self.redo: dict[str, Request | None] = {}  # a resumed crawl's selections in flight at the stop (None: probe)
-        self.ready: Selection | None = None  # selected by has_pending_requests, sent by next_request
-        self.pages: PagesWriter | None = None
-        self.page_s = 0.0  # building pages from responses (parsing, main text)
-        self.record_s = 0.0  # the engine recording them (classifier, defences, the policy's observe)
+        self.dispatched: dict[str, Request] = {}  # selection sent, its response not handed to the reader yet
+        self.redo: dict[str, Request | None] = {}  # a resumed crawl's selections in flight at the stop
+        self.probes: set[str] = set()  # those of them that are the engine's soft-404 probes
+        self.selected: deque[tuple[str, bool]] = deque()  # the reader's selections, not sent yet (URL, probe)
         self.refused = False
         self.spider = None
-        # The engine and the state above are touched by one thread at a time: the reactor's (selecting, sending) or
-        # the page reader's (recording). The reactor never waits for it: if the reader holds it, the reactor sends
-        # nothing and the reader wakes Scrapy when its page is recorded.
-        self.lock = threading.RLock()
-        self.reader: PageReader | None = None
         _SCHEDULERS[crawler] = self
 
     # -- Scrapy's scheduler interface ---------------------------------------------------------------------------
@@ -203,67 +200,63 @@ class FocusedScheduler(BaseScheduler):
         self.spider = spider
         try:
             self._prepare(spider)
-        except (ValidationError, *_USER_ERRORS) as exc:
+        except (ValidationError, *USER_ERRORS, ReaderError) as exc:
             # One error line; the spider closes once it is open (a CloseSpider raised here would leave Scrapy's
             # scraper unopened, and its closing would log an error of its own). Scrapy's scheduler is never opened.
-            error = _refuse(_user_error(exc))
+            if isinstance(exc, ReaderError) and not exc.refused:
+                error = _refuse(f"the page reader failed to start: {exc}")
+                logger.debug("%s", exc.traceback)
+            else:
+                error = _refuse(user_error(exc))
             self.refused = True
+            if self.reader is not None:
+                self.reader.close()
+                self.reader = None
 
             def close(**_) -> None:
                 raise error
 
             self.crawler.signals.connect(close, signal=signals.spider_opened, weak=False)
             return None
-        from twisted.internet import reactor
-
-        self.reader = PageReader(self.read_queue, reactor.callFromThread, self._wake, self._reader_failed)
         self.crawler.signals.connect(self._idle, signal=signals.spider_idle)
         return self.scrapy.open(spider)
 
     def close(self, reason: str):
         if self.refused:
             return None
-        if self.reader is not None:
-            self.reader.close()  # every page fetched is recorded first
-        if self.engine is not None:
-            if self.jobdir and self.failed is None:
-                self._save()
-            elif self.jobdir:
-                logger.warning("focuscrawl: the crawl's state is not written to JOBDIR after the page reader failed")
-            stats, engine = self.crawler.stats, self.engine
-            stats.set_value("focuscrawl/pages", engine.stats.steps)
-            stats.set_value("focuscrawl/relevant_by_classifier", self.relevant)
-            stats.set_value("focuscrawl/decision_s", round(engine.stats.decision_s, 3))
-            stats.set_value("focuscrawl/page_s", round(self.page_s, 3))
-            stats.set_value("focuscrawl/record_s", round(self.record_s, 3))
-            stats.set_value("focuscrawl/frontier", engine.frontier_size)
-            stats.set_value("focuscrawl/read_queue_waits", self.reader.waits if self.reader is not None else 0)
+        reader, result = self.reader, None
+        if reader is not None and reader.failed is None:
+            try:
+                result = reader.call(("finish", (bool(self.jobdir),)))  # every page handed over is recorded first
+            except ReaderError:
+                result = None
+        if self.jobdir and result is not None and result["state"] is not None:
+            self._save(result["state"])
+        elif self.jobdir and reader is not None:
+            logger.warning("focuscrawl: the crawl's state is not written to JOBDIR after the page reader failed")
+        if reader is not None:
+            reader.close()
+        if result is not None and result["stats"] is not None:
+            figures = result["stats"]
+            stats = self.crawler.stats
+            for name, value in figures.items():
+                stats.set_value(f"focuscrawl/{name}", value)
+            stats.set_value("focuscrawl/read_queue_waits", reader.waits)
             logger.info("focuscrawl: %d pages chosen by %s, %d of them on topic by the classifier; pages read in "
-                        "%.1f s and recorded in %.1f s, the policy's decisions %.1f s", engine.stats.steps,
-                        self.strategy, self.relevant, self.page_s, self.record_s, engine.stats.decision_s)
-        if self.pages is not None:
-            self.pages.close()
+                        "%.1f s and recorded in %.1f s, the policy's decisions %.1f s", figures["pages"],
+                        self.strategy, figures["relevant_by_classifier"], figures["page_s"], figures["record_s"],
+                        figures["decision_s"])
         return self.scrapy.close(reason)
 
     @property
-    def failed(self) -> BaseException | None:
+    def failed(self) -> ReaderError | None:
         return self.reader.failed if self.reader is not None else None
 
     def has_pending_requests(self) -> bool:
-        if self.refused or self.failed is not None:
+        if self.refused or self.reader is None or self.failed is not None:
             return False
-        if (self.scrapy.has_pending_requests() or self.redo or self.ready is not None or self.dispatched
-                or self.reader.pending):
-            return True
-        if self.engine is None:
-            return False
-        if not self.lock.acquire(blocking=False):
-            return True  # the reader is recording a page: it wakes Scrapy when it is done
-        try:
-            self.ready = self.engine.next_selection()
-        finally:
-            self.lock.release()
-        return self.ready is not None
+        return bool(self.scrapy.has_pending_requests() or self.redo or self.selected or self.dispatched
+                    or self.reader.pending)
 
     def enqueue_request(self, request: Request) -> bool:
         meta = request.meta
@@ -276,21 +269,12 @@ class FocusedScheduler(BaseScheduler):
             return True
         if url in self.dispatched:  # the duplicate filter dropped a redirect: the selection ends there
             error = "redirected to a URL Scrapy's duplicate filter had seen"
-            self.reader.submit(partial(self._record_dispatched, url,
-                                       Page(url=url, final_url=request.url, status=0, error=error)))
+            self._ended(url, Page(url=url, final_url=request.url, status=0, error=error))
         return False
 
     def next_request(self) -> Request | None:
-        if self.refused or self.failed is not None or self.reader.full():
-            return None  # the reader is behind: nothing new is sent until it has room (it wakes Scrapy)
-        if not self.lock.acquire(blocking=False):
-            return None  # the reader is recording a page: it wakes Scrapy when it is done
-        try:
-            return self._next_request()
-        finally:
-            self.lock.release()
-
-    def _next_request(self) -> Request | None:
+        if self.refused or self.reader is None or self.failed is not None:
+            return None
         request = self.scrapy.next_request()
         if request is not None:
             url = request.meta.get(SELECTION)
@@ -298,17 +282,17 @@ class FocusedScheduler(BaseScheduler):
                 self.redo.pop(url, None)
                 self.dispatched[url] = request
             return request
-        engine = self.engine
-        while engine is not None and len(self.dispatched) < self.in_flight:
+        if self.reader.full():
+            return None  # the reader is behind: nothing new is sent until it answers (and wakes Scrapy)
+        while self.redo or self.selected:
             if self.redo:
                 url, request = next(iter(self.redo.items()))
                 del self.redo[url]
+                probe = url in self.probes
             else:
-                selection, self.ready = self.ready or engine.next_selection(), None
-                if selection is None:
-                    return None
-                url, request = selection.url, self.requests.pop(selection.url, None)
-            if engine.is_probe(url):
+                url, probe = self.selected.popleft()
+                request = self.requests.pop(url, None)
+            if probe:
                 self._probe(url)
                 continue
             if request is None:  # a frontier URL whose request was lost (not serialisable at a stop): the default
@@ -325,77 +309,54 @@ class FocusedScheduler(BaseScheduler):
         ours = [request for request in start if request.method == "GET"
                 and urlsplit(request.url).scheme in ("http", "https")]
         added: list[Request] = []
-        if self.refused:
+        if self.refused or self.reader is None:
             return added
-        if self.engine is None:
-            seeds = [request.url for request in ours]
-            if not seeds:
-                added = [Request(url) for url in self.topic.seeds]
-                ours, seeds = added, list(self.topic.seeds)
-            try:
-                crawl = build_crawl(self.settings, self.plan, self.topic, seeds, classifiers=self.classifiers)
-            except _USER_ERRORS as exc:
-                self.refused = True
-                message = _user_error(exc)
-                raise _refuse(f"{message}: give the spider start requests (start_urls) or the topic seeds.txt"
-                              if message.startswith("no seeds") else message) from None
-            self.engine = crawl.engine
-        with self.lock:
-            for request in ours:
-                url = self.engine.normalize(request.url)
-                if url in self.engine.parent and url not in self.engine.fetched and url not in self.requests:
-                    self.requests[url] = request
-                    request.meta[HELD] = True
-                else:  # a duplicate start URL, or one a resumed crawl has fetched or never had as a seed
-                    request.meta[NOT_SEED] = True
+        if not ours and not self.resumed:
+            added = ours = [Request(url) for url in self.topic.seeds]
+        try:
+            holds, selections = self.reader.call(("start", ([request.url for request in ours],)))
+        except ReaderError as exc:
+            self.refused = True
+            message = str(exc)
+            if not exc.refused:
+                self.reader.close()
+                self.reader = None
+                raise _refuse(f"the page reader failed: {message}") from None
+            self.reader.close()
+            self.reader = None
+            raise _refuse(f"{message}: give the spider start requests (start_urls) or the topic seeds.txt"
+                          if message.startswith("no seeds") else message) from None
+        for request, url in zip(ours, holds):
+            if url is not None and url not in self.requests:
+                self.requests[url] = request
+                request.meta[HELD] = True
+            else:  # a duplicate start URL, or one a resumed crawl has fetched or never had as a seed
+                request.meta[NOT_SEED] = True
+        self.selected.extend(selections)
         return added
 
     def page_done(self, response, links: list[Request]) -> None:
         """A response's callback output has ended: ``links`` are the policy's requests it yielded. The page reader
-        reads and records it."""
-        if self.engine is not None and self.reader is not None:
-            self.reader.submit(partial(self._read, response, links))
-
-    def _read(self, response, links: list[Request]) -> None:
-        """The page reader's job for a response: the page read, then recorded (a selection's) or adopted."""
+        reads it and records it (the answer to a selection) or adopts its links (a page the policy did not choose)."""
+        if self.reader is None or self.failed is not None:
+            return
         url = response.meta.get(SELECTION)
-        ours = url in self.dispatched  # only this job removes it: read without the lock
-        page = Page(url=response.url, final_url=response.url, status=response.status)
-        if ours or links:
-            started = time.perf_counter()
-            page = page_of_response(url if ours else response.url, response)  # reads nothing of the engine: no lock
-            self.page_s += time.perf_counter() - started
-        with self.lock:
-            self._record_read(url if ours else None, response, page, links)
-
-    def _record_read(self, url: str | None, response, page: Page, links: list[Request]) -> None:
-        engine = self.engine
-        if url is not None or links:  # a page's links are the requests its callback yielded, none if none
-            started = time.perf_counter()
-            page.outlinks = self._links(page, links)
-            self.page_s += time.perf_counter() - started
-        if url is not None:
-            self._record(url, page, response.meta.get("download_latency", 0.0))
-        elif (source := engine.normalize(response.url)) is not None:
-            # A page the policy did not choose: fetched (never again by the policy), its links reach the policy as
-            # another fetcher's (CrawlEngine.adopt).
-            candidates = [(link_url, link.anchor) for link in page.outlinks
-                          if (link_url := engine.normalize(link.url)) is not None]
-            relevance = engine.relevance(page, learn=False) if candidates else 0.0
-            engine.adopt(ForeignLinks(source, page, relevance, 1.0 if engine.rewards(relevance) else 0.0,
-                                      engine.depth.get(source, 0), candidates, fetched=[source]))
-        self._hold(links)
+        ours = self.dispatched.pop(url, None) is not None
+        urls = [request.url for request in links]
+        answer = answer_of_response(response, body=ours or bool(links))
+        self.reader.submit(("page", (url if ours else None, answer, urls, response.meta.get("download_latency", 0.0))),
+                           partial(self._answered, links))
 
     def download_failed(self, request: Request, exception: BaseException) -> None:
         """A selection's download failed for good (after Scrapy's retries): a page of status 0."""
         url = request.meta.get(SELECTION)
         if url in self.dispatched:
-            self.reader.submit(partial(self._record_dispatched, url, Page(
-                url=url, final_url=request.url, status=0, error=download_error(exception))))
+            self._ended(url, Page(url=url, final_url=request.url, status=0, error=download_error(exception)))
 
     # -- internals --------------------------------------------------------------------------------------------
     def _prepare(self, spider) -> None:
-        """Read and check the settings, the topic and the strategy; train the classifier; resume from JOBDIR."""
+        """Read and check the settings, the topic and the strategy; start the page reader (which trains the
+        classifier, and resumes from JOBDIR)."""
         settings = self.crawler.settings
         unknown = sorted(name for name in settings if name.startswith("FOCUSCRAWL_") and name not in SETTINGS)
         if unknown:
@@ -412,62 +373,52 @@ class FocusedScheduler(BaseScheduler):
             raise SettingsError("FOCUSCRAWL_TOPIC is not set: name a topic directory (focuscrawl topic init)")
         if settings.get("FOCUSCRAWL_HOSTS_MAP"):
             LoopbackDownloadHandler.read_map(settings["FOCUSCRAWL_HOSTS_MAP"])
-        self.read_queue = settings.getint("FOCUSCRAWL_READ_QUEUE", READ_QUEUE)
-        if self.read_queue < 0:
-            raise SettingsError(f"FOCUSCRAWL_READ_QUEUE is {self.read_queue}: give the pages the page reader may "
-                                "hold (0: none, pages read in the reactor thread)")
+        read_queue = _read_queue(settings.get("FOCUSCRAWL_READ_QUEUE", READ_QUEUE))
         overrides = settings.getdict("FOCUSCRAWL_SETTINGS")
         budget = settings.get("FOCUSCRAWL_BUDGET")
-        self.settings = load_config(RunSettings, settings.get("FOCUSCRAWL_CONFIG"), (),
-                                    **{**overrides, **({"budget": budget} if budget is not None else {})})
+        run_settings = load_config(RunSettings, settings.get("FOCUSCRAWL_CONFIG"), (),
+                                   **{**overrides, **({"budget": budget} if budget is not None else {})})
         self.strategy = settings.get("FOCUSCRAWL_STRATEGY") or "adaptive"
-        self.plan = StrategyPlan(self.settings, self.strategy)
-        self.topic_dir = Path(topic).resolve()
-        self.topic = load_topic_dir(self.topic_dir)
-        self.classifiers = Classifiers(self.topic, self.settings.seed, page_encoder=self.settings.page_encoder)
-        self.classifiers.get(self.plan.reward_model(self.topic))  # trained now: a mistake shows before any fetch
-        self.identity = {"topic": str(self.topic_dir), "strategy": self.strategy,
-                         "settings": self.settings.model_dump(mode="json", exclude={"budget"})}
-        if settings.get("FOCUSCRAWL_PAGES"):
-            self.pages = PagesWriter(settings["FOCUSCRAWL_PAGES"], self.strategy)
-        self.relevant = 0
+        StrategyPlan(run_settings, self.strategy)  # the strategy and its options checked: cheap, before a process
+        topic_dir = Path(topic).resolve()
+        self.topic = load_topic_dir(topic_dir)
+        self.identity = {"topic": str(topic_dir), "strategy": self.strategy,
+                         "settings": run_settings.model_dump(mode="json", exclude={"budget"})}
+        state = None
         if self.jobdir and (Path(self.jobdir) / STATE_FILE).exists():
-            self._resume(Path(self.jobdir) / STATE_FILE, spider)
+            state = read_state(Path(self.jobdir) / STATE_FILE, self.identity)
+        self.resumed = state is not None
+        pages = settings.get("FOCUSCRAWL_PAGES")
+        spec = RecorderSpec(run_settings, self.strategy, topic_dir, self.in_flight, str(pages) if pages else None,
+                            state and {key: state[key] for key in ("seeds", "context_budget", "relevant", "snapshot")})
+        from twisted.internet import reactor
 
-    def _links(self, page: Page, requests: list[Request]) -> list[Link]:
-        """The policy's requests as the page's outlinks: in the page's order with its anchors, then the URLs the page
-        does not link to (no anchor)."""
-        normalize = self.engine.normalize
-        asked = dict.fromkeys(url for request in requests if (url := normalize(request.url)) is not None)
-        links = [link for link in page.outlinks if normalize(link.url) in asked]
-        found = {normalize(link.url) for link in links}
-        return links + followable([Link(url) for url in asked if url not in found], PAGE_PARSING)
+        reader_class = PageReader if read_queue else InlineReader
+        self.reader = reader_class(spec, self.recorder, read_queue, reactor.callFromThread, self._wake,
+                                   self._reader_failed)
+        ready = self.reader.open()
+        if state is not None:
+            self.requests = {url: request for url, request in read_requests(state["requests"], spider).items()
+                             if request is not None}
+            self.redo = read_requests(state["in_flight"], spider)
+            self.probes = set(ready["probes"])
+            logger.info("focuscrawl: resuming a crawl of %d pages, %d in its frontier", ready["steps"],
+                        ready["frontier"])
 
-    def _hold(self, requests: list[Request]) -> None:
-        """Keep the request for each URL the frontier has and nothing holds yet, to send when it is selected."""
-        engine = self.engine
-        for request in requests:
-            url = engine.normalize(request.url)
-            if (url in engine.parent and url not in engine.fetched and url not in self.requests
-                    and url not in self.dispatched):
+    def _answered(self, links: list[Request], reply: tuple[Holds, Selections]) -> None:
+        """A page's reply: keep the request for each URL the frontier has and nothing holds yet; the selections."""
+        holds, selections = reply
+        for request, url in zip(links, holds):
+            if url is not None and url not in self.requests and url not in self.dispatched:
                 self.requests[url] = request
+        self.selected.extend(selections)
 
-    def _record_dispatched(self, url: str, page: Page, probe: bool = False) -> None:
-        """The page reader's job for a selection that ended without a response, or a soft-404 probe's answer."""
-        with self.lock:
-            if url in self.dispatched or (probe and url in self.engine.in_flight):
-                self._record(url, page)
-
-    def _record(self, url: str, page: Page, fetch_s: float = 0.0) -> None:
-        """Record a page in the engine (the page reader's thread, with the lock held)."""
-        self.dispatched.pop(url, None)
-        started, fetched_at = time.perf_counter(), time.time()
-        # the wall clock: the host breaker's seconds (kept in JOBDIR's snapshot, so a resumed crawl goes on with them)
-        event = self.engine.record(url, page, fetch_s, at=fetched_at)
-        self.record_s += time.perf_counter() - started
-        self.relevant += int(event.reward > 0)
-        if self.pages is not None:
-            self.pages.write(StepRecord.of(event, page, fetch_s, fetched_at))
+    def _ended(self, url: str, outcome: Page | Answer, probe: bool = False) -> None:
+        """A selection that ended without a response, or a soft-404 probe's answer, to the reader."""
+        if not probe:
+            self.dispatched.pop(url, None)
+        if self.reader is not None:
+            self.reader.submit(("ended", (url, outcome, probe)), partial(self._answered, []))
 
     def _probe(self, url: str) -> None:
         """The engine's own fetch (a soft-404 probe): downloaded through Scrapy's downloader, never the spider."""
@@ -476,63 +427,57 @@ class FocusedScheduler(BaseScheduler):
             try:
                 response = await self.crawler.engine.download_async(request)
             except Exception as exc:  # noqa: BLE001 - a failed probe is a page of status 0, as any failed fetch
-                page = Page(url=url, final_url=url, status=0, error=f"{type(exc).__name__}: {exc}"[:500])
+                outcome = Page(url=url, final_url=url, status=0, error=f"{type(exc).__name__}: {exc}"[:500])
             else:
-                page = page_of_response(url, response)
-            self.reader.submit(partial(self._record_dispatched, url, page, probe=True))
+                outcome = answer_of_response(response)
+            self._ended(url, outcome, probe=True)
+            self._wake()
 
         deferred_from_coro(fetch())
 
     def _wake(self) -> None:
-        """Have Scrapy ask for a request again (the page reader has recorded a page). Scrapy has no public call for
-        it: without it, the next request would wait for Scrapy's 5-second heartbeat."""
+        """Have Scrapy ask for a request again (the page reader has answered). Scrapy has no public call for it:
+        without it, the next request would wait for Scrapy's 5-second heartbeat."""
         slot = getattr(self.crawler.engine, "_slot", None)
         if slot is not None and slot.closing is None:
             slot.nextcall.schedule()
 
-    def _reader_failed(self, exc: BaseException) -> None:
-        """The page reader's job raised (a bug): one error line, and the spider closes."""
-        logger.error("focuscrawl: reading and recording pages failed: %s: %s; the spider closes",
-                     type(exc).__name__, exc, exc_info=(type(exc), exc, exc.__traceback__))
+    def _reader_failed(self, exc: ReaderError) -> None:
+        """The page reader failed (a bug, or its process ended): one error line, and the spider closes."""
+        logger.error("focuscrawl: reading and recording pages failed: %s; the spider closes", exc)
+        if exc.traceback:
+            logger.debug("focuscrawl: the page reader's traceback:\n%s", exc.traceback)
         engine = self.crawler.engine
         if engine is not None and self.spider is not None:
             deferred_from_coro(engine.close_spider_async(reason=READER_FAILED))
 
     def _idle(self) -> None:
-        """Nothing is in progress in Scrapy: a selection not recorded yet was lost on the way (an exception in a
-        downloader middleware's process_response), and is a failed page; then the crawl goes on if it may."""
+        """Nothing is in progress in Scrapy: a selection not handed to the reader was lost on the way (an exception
+        in a downloader middleware's process_response), and is a failed page; then the crawl goes on if it may."""
         if self.failed is not None:
             raise CloseSpider(READER_FAILED)
-        if self.reader is None:
-            return
-        self.reader.drain()  # the pages handed over are recorded: a selection left is lost
         lost = list(self.dispatched)
         for url in lost:
-            self.reader.submit(partial(self._record_dispatched, url, Page(url=url, final_url=url, status=0,
-                                                                         error="no answer reached the spider")))
-        self.reader.drain()
+            self._ended(url, Page(url=url, final_url=url, status=0, error="no answer reached the spider"))
         if lost and self.has_pending_requests():
             raise DontCloseSpider
 
-    def _save(self) -> None:
-        """Write the engine and the requests it holds to JOBDIR (a stop; module docstring)."""
-        with self.lock:
-            in_flight = {url: self.dispatched.get(url) or self.requests.get(url) or self.redo.get(url)
-                         for url in self.engine.in_flight}
-            write_state(Path(self.jobdir) / STATE_FILE, self.spider, self.engine, self.identity, self.relevant,
-                        self.requests, in_flight)
+    def _save(self, state: dict) -> None:
+        """Write the engine's state and the requests held to JOBDIR (a stop; module docstring)."""
+        in_flight = {url: self.requests.get(url) or self.redo.get(url) for url in state["in_flight"]}
+        write_state(Path(self.jobdir) / STATE_FILE, self.spider, state, self.identity, self.requests, in_flight)
 
-    def _resume(self, path: Path, spider) -> None:
-        state = read_state(path, self.identity)
-        crawl = build_crawl(self.settings, self.plan, self.topic, state["seeds"], classifiers=self.classifiers,
-                            context_budget=state["context_budget"])
-        crawl.engine.restore(state["snapshot"])
-        self.engine, self.relevant = crawl.engine, state["relevant"]
-        self.requests = {url: request for url, request in read_requests(state["requests"], spider).items()
-                         if request is not None}
-        self.redo = read_requests(state["in_flight"], spider)
-        logger.info("focuscrawl: resuming a crawl of %d pages, %d in its frontier", self.engine.stats.steps,
-                    self.engine.frontier_size)
+
+def _read_queue(value: Any) -> int:
+    """FOCUSCRAWL_READ_QUEUE as an int >= 0, or SettingsError (one line)."""
+    try:
+        read_queue = int(value)
+    except (TypeError, ValueError):
+        read_queue = -1
+    if read_queue < 0 or isinstance(value, bool):
+        raise SettingsError(f"FOCUSCRAWL_READ_QUEUE is {value!r}: give the pages the page reader's process may have "
+                            "waiting (e.g. 32), or 0 to read them in Scrapy's thread")
+    return read_queue
 
 
 def _names(component: Any, path: str) -> bool:

@@ -11,7 +11,6 @@ from pathlib import Path
 from scrapy import Request
 from scrapy.utils.request import request_from_dict
 
-from focuscrawl.engine import CrawlEngine
 from focuscrawl.engine.checkpoint import FORMAT as CHECKPOINT_FORMAT
 
 logger = logging.getLogger("focuscrawl.scrapy")
@@ -22,9 +21,10 @@ STATE_FILE = "focuscrawl.state"
 STATE_VERSION = (2, CHECKPOINT_FORMAT)
 
 
-def write_state(path: Path, spider, engine: CrawlEngine, identity: dict, relevant: int,
-                requests: dict[str, Request], in_flight: dict[str, Request | None]) -> None:
-    """Write the engine, the requests held for its frontier and those of its selections in flight (None: a probe)."""
+def write_state(path: Path, spider, engine: dict, identity: dict, requests: dict[str, Request],
+                in_flight: dict[str, Request | None]) -> None:
+    """Write the engine's state (``reader.Recorder.finish``'s: seeds, context budget, relevant pages, snapshot), the
+    requests held for its frontier and those of its selections in flight (None: a probe)."""
     unserialisable = 0
 
     def saved(request: Request | None) -> dict | None:
@@ -37,8 +37,8 @@ def write_state(path: Path, spider, engine: CrawlEngine, identity: dict, relevan
             unserialisable += 1
             return None
 
-    state = {"version": STATE_VERSION, "identity": identity, "seeds": engine.context.seeds,
-             "context_budget": engine.context.budget, "relevant": relevant, "snapshot": engine.snapshot(),
+    state = {"version": STATE_VERSION, "identity": identity, "seeds": engine["seeds"],
+             "context_budget": engine["context_budget"], "relevant": engine["relevant"], "snapshot": engine["snapshot"],
              "requests": {url: saved(request) for url, request in requests.items()},
              "in_flight": {url: saved(request) for url, request in in_flight.items()}}
     tmp = path.with_suffix(".tmp")
