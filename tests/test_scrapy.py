@@ -242,6 +242,8 @@ def bad_settings(tmp_path: Path, topic: Path) -> list[tuple[dict, str]]:
         ({"FOCUSCRAWL_SETTINGS": {"options": {"adaptive": {"explore": 2}}}}, "strategy 'adaptive' option explore=2"),
         ({"ADDONS": {}, "SCHEDULER": "focuscrawl.scrapy.FocusedScheduler"}, "SPIDER_MIDDLEWARES lacks"),
         ({"FOCUSCRAWL_HOSTS_MAP": str(other)}, "maps to 10.0.0.1:80, not a loopback address"),
+        ({"FOCUSCRAWL_READ_QUEUE": -1}, "FOCUSCRAWL_READ_QUEUE is -1: give the pages"),
+        ({"FOCUSCRAWL_READ_QUEUE": "many"}, "FOCUSCRAWL_READ_QUEUE is 'many'"),
     ]
 
 

@@ -36,7 +36,7 @@ How a crawl goes (one ``CrawlEngine`` built by ``focuscrawl.builder``, as ``focu
 - **In flight**: at most ``CONCURRENT_REQUESTS`` of the policy's pages are sent and not yet recorded (``focuscrawl
   crawl``'s concurrency), so that a page's links reach the policy before it chooses again; at 1 a crawl fetches
   what ``focuscrawl crawl --concurrency 1`` fetches, in the same order.
-- **In its own process** (``FOCUSCRAWL_READ_QUEUE`` > 0, the default 32): the engine is a ``reader.Recorder``'s,
+- **In its own process** (``FOCUSCRAWL_READ_QUEUE`` > 0, e.g. 32; 0 by default): the engine is a ``reader.Recorder``'s,
   in a child process; the scheduler hands it each response's answer (status, headers, body) with the URLs of the
   policy's requests its callback yielded, in the order Scrapy delivered them, and sends the selections it answers
   with, keeping the spider's requests by URL. Scrapy downloads and runs callbacks while the child reads and records
@@ -115,11 +115,11 @@ SETTINGS = {
     "FOCUSCRAWL_ALLOW_LOOPBACK": "the address guard lets loopback addresses through (default False)",
     "FOCUSCRAWL_ALLOW_PRIVATE": "the address guard lets private addresses through (default False)",
     "FOCUSCRAWL_READ_QUEUE": "pages waiting for the page reader's process, which reads and records them beside "
-                             "Scrapy's (default 32; 0: no process, pages read in Scrapy's thread)",
+                             "Scrapy's (default 0: no process, pages read and recorded in Scrapy's thread; e.g. 32)",
 }
-# The process by default: at 16 in flight it fetched 1.2x the pages a second of reading in Scrapy's thread
-# (docs/scrapy.md, "What it costs"); 32 holds two pages a request in flight at Scrapy's default 16.
-READ_QUEUE = 32
+# 0 by default: at 16 in flight on the shared 2-core machine the process was faster only while a core was free (1 of
+# 4 interleaved runs), slower in the others and at 1 in flight (docs/scrapy.md, "What it costs").
+READ_QUEUE = 0
 READER_FAILED = "focuscrawl_reader_failed"  # the finish reason of a spider whose page reader failed
 SPIDER_MIDDLEWARE, SPIDER_MIDDLEWARE_ORDER = "focuscrawl.scrapy.FocusedSpiderMiddleware", 20  # < HttpError's 50
 DOWNLOADER_MIDDLEWARE, DOWNLOADER_MIDDLEWARE_ORDER = "focuscrawl.scrapy.FocusedDownloaderMiddleware", 10
@@ -469,15 +469,12 @@ class FocusedScheduler(BaseScheduler):
 
 
 def _read_queue(value: Any) -> int:
-    """FOCUSCRAWL_READ_QUEUE as an int >= 0, or SettingsError (one line)."""
-    try:
-        read_queue = int(value)
-    except (TypeError, ValueError):
-        read_queue = -1
-    if read_queue < 0 or isinstance(value, bool):
-        raise SettingsError(f"FOCUSCRAWL_READ_QUEUE is {value!r}: give the pages the page reader's process may have "
-                            "waiting (e.g. 32), or 0 to read them in Scrapy's thread")
-    return read_queue
+    """FOCUSCRAWL_READ_QUEUE as an int >= 0 (a number, or its digits on the command line), or SettingsError."""
+    if (isinstance(value, int) and not isinstance(value, bool) and value >= 0) or (
+            isinstance(value, str) and value.strip().isdigit()):
+        return int(value)
+    raise SettingsError(f"FOCUSCRAWL_READ_QUEUE is {value!r}: give the pages the page reader's process may have "
+                        "waiting (e.g. 32), or 0 to read them in Scrapy's thread")
 
 
 def _names(component: Any, path: str) -> bool:
