@@ -23,8 +23,9 @@ step. Pages/s: for the spiders Scrapy's answers (robots.txt's included) over the
 the span of their fetch times in pages.jsonl. For the focused spider also the seconds focuscrawl spent in Scrapy's
 reactor: reading pages (parse, main text) and recording them (classifier, defences, the policy's observe), and the
 policy's decisions (its selects, and its observes, which recording includes); since issue 46 that reading and
-recording runs in the add-on's page reader thread (``FOCUSCRAWL_READ_QUEUE``, one focused crawl for each of
-``--read-queues``; 0 reads in the reactor thread, as before). CPU s: the spider process's user + system seconds.
+recording can run in the add-on's page reader process (``FOCUSCRAWL_READ_QUEUE`` > 0; one focused crawl for each of
+``--read-queues``; 0 reads and records in Scrapy's thread), whose seconds they then are. CPU s: the spider
+process's user + system seconds, its page reader process's included.
 """
 
 from __future__ import annotations
@@ -110,8 +111,8 @@ def main() -> None:
     parser.add_argument("--concurrency", default="1,8", help="requests in flight, one or more (comma-separated)")
     parser.add_argument("--strategy", default="adaptive")
     parser.add_argument("--workdir", type=Path, default=None)
-    parser.add_argument("--read-queues", default="32", help="FOCUSCRAWL_READ_QUEUE of the focused spider, one or "
-                        "more (comma-separated; 0: pages read in Scrapy's reactor thread)")
+    parser.add_argument("--read-queues", default="32,0", help="FOCUSCRAWL_READ_QUEUE of the focused spider, one or "
+                        "more (comma-separated; 0: pages read in Scrapy's thread, > 0: in the page reader's process)")
     args = parser.parse_args()
 
     from benchmarks.distributed_quality import relevant_curve
