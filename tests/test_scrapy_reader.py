@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("scrapy")
+pytestmark = pytest.mark.slow  # every test here starts the page reader's process, or another
 
 from focuscrawl.config import RunSettings  # noqa: E402
 from focuscrawl.scrapy.reader import (  # noqa: E402
