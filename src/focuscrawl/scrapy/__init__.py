@@ -117,8 +117,8 @@ SETTINGS = {
     "FOCUSCRAWL_READ_QUEUE": "pages waiting for the page reader's process, which reads and records them beside "
                              "Scrapy's (default 0: no process, pages read and recorded in Scrapy's thread; e.g. 32)",
 }
-# 0 by default: at 16 in flight on the shared 2-core machine the process was faster only while a core was free (1 of
-# 4 interleaved runs), slower in the others and at 1 in flight (docs/scrapy.md, "What it costs").
+# 0 by default: at 16 in flight on the shared 2-core machine the process was faster only while a core was free for it
+# (3 of 7 interleaved runs, 1.2x-1.56x), slower otherwise and at 1 in flight (docs/scrapy.md, "What it costs").
 READ_QUEUE = 0
 READER_FAILED = "focuscrawl_reader_failed"  # the finish reason of a spider whose page reader failed
 SPIDER_MIDDLEWARE, SPIDER_MIDDLEWARE_ORDER = "focuscrawl.scrapy.FocusedSpiderMiddleware", 20  # < HttpError's 50
