@@ -170,21 +170,21 @@ class WordPairTable:
         if (_fast_word_ngrams(v) is None or v.token_pattern != TfidfVectorizer().token_pattern
                 or v.ngram_range not in ((1, 1), (1, 2))):
             return None
+        # Words numbered in the order the terms first name them; numpy builds the tables (this runs at every fit)
         split = [term.split(" ") for term in columns]  # default tokens never hold a space: one split a term
-        numbers: dict[str, int] = {}
-        for words in split:
-            for word in words:
-                numbers.setdefault(word, len(numbers))
+        numbers = {word: k for k, word in enumerate(dict.fromkeys(itertools.chain.from_iterable(split)))}
+        term_columns = np.fromiter(columns.values(), np.int64, len(columns))
+        lengths = np.fromiter(map(len, split), np.int64, len(split))
+        word_numbers = np.fromiter(map(numbers.__getitem__, itertools.chain.from_iterable(split)), np.int64,
+                                   int(lengths.sum()))
+        first = np.cumsum(lengths) - lengths  # each term's first word in word_numbers
+        unigram = lengths == 1
         unigram_columns = np.full(len(numbers), -1, np.int64)
-        pairs = []
-        for words, column in zip(split, columns.values()):
-            if len(words) == 1:
-                unigram_columns[numbers[words[0]]] = column
-            else:
-                pairs.append((numbers[words[0]] * len(numbers) + numbers[words[1]], column))
-        pairs.sort()
-        keys = np.array([key for key, _ in pairs], np.int64)
-        pair_columns = np.array([column for _, column in pairs], np.int64)
+        unigram_columns[word_numbers[first[unigram]]] = term_columns[unigram]
+        pair = np.flatnonzero(lengths == 2)
+        keys = word_numbers[first[pair]] * len(numbers) + word_numbers[first[pair] + 1]
+        order = np.argsort(keys, kind="stable")
+        keys, pair_columns = keys[order], term_columns[pair][order]
         for word in v.get_stop_words() or ():
             numbers[word] = cls.STOP  # a stop word is no term: removed before words are paired
         return cls(re.compile(v.token_pattern).findall, numbers, unigram_columns, keys, pair_columns)
