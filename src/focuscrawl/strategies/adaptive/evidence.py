@@ -114,10 +114,9 @@ class Evidence:
         return host[:, column - len(GRAPH) - len(OWN)]
 
     def rows(self, ids: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """The evidence of each URL, in EVIDENCE order: one row per id (into ``out`` if given). Gathered into one
-        preallocated matrix,
-        EVIDENCE_BLOCK rows at a time, so that writing its rows stays in the CPU's cache, by two compiled loops a
-        block (``kernels.gather_sums``, ``kernels.fill_rows``, which also computes HOST from its host's counts)
+        """The evidence of each URL, in EVIDENCE order: one row per id, into ``out`` if given (else a new matrix).
+        Gathered EVIDENCE_BLOCK rows at a time, so that writing its rows stays in the CPU's cache, by two compiled
+        loops a block (``kernels.gather_sums``, ``kernels.fill_rows``, which also computes HOST from its host's counts)
         around numpy's ``log1p`` of the graph's sums, on a contiguous block as ``CrawlGraph.features_of`` applies
         it: some twenty numpy calls a block before, whose per-call cost was most of a step's few rows and whose
         passes were most of a re-rank's. The values are the same: the gathers copy, log1p is numpy's element by

@@ -195,8 +195,6 @@ class WordColumn:
         self.end = len(words)
         self.starts = np.asarray(np.cumsum(lengths) - lengths, np.int64)
         self.held = len(lengths)
-        if not len(self.starts):
-            self.starts = np.zeros(1 << 10, np.int64)
         self.spill_if_due()
 
 
