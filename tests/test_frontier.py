@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from focuscrawl.strategies.frontier import graph as graph_module
 from focuscrawl.strategies.frontier.graph import CrawlGraph
 from focuscrawl.strategies.frontier.link_context import anchor_windows
 from focuscrawl.strategies.frontier.ranking import KEEP_FRACTION, SAMPLE_STRIDE, Ranking, kth_smallest
@@ -156,3 +157,28 @@ def test_kth_smallest_takes_the_sample_path_on_large_arrays():
     values = np.random.default_rng(0).standard_normal(SAMPLE_STRIDE * SAMPLE_STRIDE * 50)
     for k in (1, 7, 512, len(values) // 100):
         assert kth_smallest(values, k) == np.partition(values, k - 1)[k - 1]
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), nodes=st.integers(1, 60), links=st.integers(0, 80), parts=st.integers(1, 4))
+def test_graph_kernels_do_what_numpy_did(seed, nodes, links, parts):
+    # kids linked twice (numpy's fancy += adds the last link's row once), crawled kids left out, any states
+    rng = np.random.default_rng(seed)
+    state = rng.integers(0, 5, nodes).astype(np.int8)
+    fl = rng.standard_normal((nodes, 4))
+    kids = rng.integers(0, nodes, links)
+    alpha, beta = rng.random(links), float(rng.random())
+    expected = fl.copy()
+    keep = state[kids] != graph_module.CRAWLED
+    expected[kids[keep]] += np.column_stack([np.ones(keep.sum()), np.full(keep.sum(), beta), alpha[keep],
+                                             beta * alpha[keep]])
+    pieces = [rng.integers(0, nodes, rng.integers(0, 30)) for _ in range(parts)]
+    unique = np.unique(np.concatenate(pieces))
+    for first_level, frontier_sorted in ((graph_module._first_level, graph_module._frontier_sorted),
+                                         (graph_module._first_level.py_func, graph_module._frontier_sorted.py_func)):
+        got = fl.copy()
+        open_kids, open_alpha = first_level(got, state, kids, alpha, beta)
+        assert np.array_equal(open_kids, kids[keep]) and np.array_equal(open_alpha, alpha[keep])
+        assert np.array_equal(got, expected)  # bit for bit
+        assert np.array_equal(frontier_sorted(np.concatenate(pieces), state),
+                              unique[state[unique] == graph_module.FRONTIER])

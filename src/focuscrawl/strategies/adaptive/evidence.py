@@ -107,8 +107,10 @@ class Evidence:
             return self.graph.feature(ids, column)
         if column < len(GRAPH) + len(SCORES):
             return self.own_scores[ids, column - len(GRAPH)]
-        if column < len(GRAPH) + len(OWN):
-            return self.own_rows(ids)[:, column - len(GRAPH)]
+        if column == len(GRAPH) + len(SCORES):
+            return PATH_VALUES[self.own_path[ids]]
+        if column == len(GRAPH) + len(SCORES) + 1:
+            return LOCAL_VALUES[self.own_local[ids]]
         host = np.empty((len(ids), len(HOST)))  # exploring reads one HOST column for the whole frontier
         self.hosts.evidence(self.graph.host[ids], host)
         return host[:, column - len(GRAPH) - len(OWN)]

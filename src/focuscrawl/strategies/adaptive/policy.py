@@ -205,7 +205,7 @@ class AdaptivePolicy(ShardAware, Policy):
         halvings = 0 if relevant else min(int(self.evidence.own_path[w]) + 1, PATH_ZERO)
         kids, crawled_kids, alpha = self._add_links(observation, hid, relevance, halvings)
         changed = self.graph.crawl(w, relevance, kids, alpha[:len(kids)], crawled_kids, alpha[len(kids):])
-        self.ranking.update(np.union1d(changed, kids[self.graph.state[kids] == FRONTIER]))
+        self.ranking.update(self.graph.frontier_among([changed, kids]))
         if memo is not None:
             # The target: the page's relevance, plus (gamma > 0) the discounted best prediction among the links
             # it opens, so that evidence of pages that lead somewhere (a hub, a live site) earns credit too.

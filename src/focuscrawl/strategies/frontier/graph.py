@@ -152,6 +152,49 @@ def _setdefault_many(keys, values, fingerprints, ids, new, start, count, followi
     return len(fingerprints), count, following
 
 
+@compiled
+def _first_level(fl, state, kids, alpha, beta):
+    """``crawl``'s first level, as numpy did it: the kids not crawled and their alpha, and ``fl[open_kids] +=
+    (1, beta, alpha, beta * alpha)``, each row's sums from the rows before the page (a kid linked twice gets its
+    last link's row once: numpy's gather, add and scatter of a fancy-indexed ``+=``). Some ten numpy calls a page
+    before, whose cost per call was most of the work on a page's few dozen links."""
+    keep = np.empty(len(kids), np.bool_)
+    count = 0
+    for k in range(len(kids)):
+        keep[k] = state[kids[k]] != CRAWLED
+        count += keep[k]
+    open_kids = np.empty(count, kids.dtype)
+    open_alpha = np.empty(count, np.float64)
+    rows = np.empty((count, 4), np.float64)
+    j = 0
+    for k in range(len(kids)):
+        if keep[k]:
+            v, a = kids[k], alpha[k]
+            open_kids[j], open_alpha[j] = v, a
+            rows[j, 0] = fl[v, 0] + 1.0
+            rows[j, 1] = fl[v, 1] + beta
+            rows[j, 2] = fl[v, 2] + a
+            rows[j, 3] = fl[v, 3] + beta * a
+            j += 1
+    for j in range(count):
+        fl[open_kids[j], :] = rows[j]
+    return open_kids, open_alpha
+
+
+@compiled
+def _frontier_sorted(ids, state):
+    """``np.unique(ids)`` of the FRONTIER ones: sorted, each once."""
+    ordered = np.sort(ids)
+    out = np.empty(len(ordered), ordered.dtype)
+    n = 0
+    for k in range(len(ordered)):
+        v = ordered[k]
+        if (k == 0 or v != ordered[k - 1]) and state[v] == FRONTIER:
+            out[n] = v
+            n += 1
+    return out[:n]
+
+
 class CrawlGraph:
     """Per node: state, the first- and second-level sums (float64: exact running sums), host, frontier position,
     the head of its parent list and (``depth``) its depth: 73 to 77 bytes; the id index about 20 more. Per crawled
@@ -308,11 +351,8 @@ class CrawlGraph:
         already ``crawled_kids``. Returns the frontier ids whose features changed."""
         self._leave_frontier(w, CRAWLED)
         self.beta[w] = beta_w
-        open_kids = kids[self.state[kids] != CRAWLED]
-        alpha = alpha[self.state[kids] != CRAWLED]
         # First level: w is a new parent of each of its uncrawled children.
-        self.fl[open_kids] += np.column_stack([np.ones(len(open_kids)), np.full(len(open_kids), beta_w),
-                                               alpha, beta_w * alpha])
+        open_kids, alpha = _first_level(self.fl, self.state, kids, np.asarray(alpha, np.float64), float(beta_w))
         if self.keeps_depth:
             if self.depth[w] == FAR:
                 self.depth[w] = 0
@@ -331,8 +371,14 @@ class CrawlGraph:
                 self._edge_dst.append(all_kids)
         if self.second_level:
             changed.extend(self._second_level(w, beta_w, open_kids, crawled_kids, crawled_alpha))
-        out = np.unique(np.concatenate(changed)) if len(changed) > 1 else changed[0]
-        return out[self.state[out] == FRONTIER]
+        return self.frontier_among(changed)
+
+    def frontier_among(self, parts: list[np.ndarray]) -> np.ndarray:
+        """The FRONTIER ids of ``parts``: sorted and each once if there are several parts, else in the one
+        part's order."""
+        if len(parts) > 1:
+            return _frontier_sorted(np.concatenate(parts), self.state)
+        return parts[0][self.state[parts[0]] == FRONTIER]
 
     def betas(self, ids: np.ndarray) -> np.ndarray:
         """beta of each of ``ids``, 0 for a node not crawled."""

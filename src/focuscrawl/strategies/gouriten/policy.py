@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from focuscrawl.policy import CrawlContext, Policy
-from focuscrawl.strategies.frontier.graph import FRONTIER, CrawlGraph
+from focuscrawl.strategies.frontier.graph import CrawlGraph
 from focuscrawl.strategies.frontier.ranking import Ranking
 from focuscrawl.strategies.gouriten.bandits import (
     Bandit,
@@ -201,8 +201,7 @@ class GouritenPolicy(Policy):
             extra = estimator.on_crawl(w, kids, alpha[: len(kids)])
             if extra is not None and len(extra):
                 changed.append(extra)
-        touched = np.unique(np.concatenate(changed)) if len(changed) > 1 else changed[0]
-        touched = touched[graph.state[touched] == FRONTIER]
+        touched = graph.frontier_among(changed)
         for ranking in self.rankings:
             ranking.update(touched)
 
