@@ -174,11 +174,22 @@ def test_graph_kernels_do_what_numpy_did(seed, nodes, links, parts):
                                              beta * alpha[keep]])
     pieces = [rng.integers(0, nodes, rng.integers(0, 30)) for _ in range(parts)]
     unique = np.unique(np.concatenate(pieces))
-    for first_level, frontier_sorted in ((graph_module._first_level, graph_module._frontier_sorted),
-                                         (graph_module._first_level.py_func, graph_module._frontier_sorted.py_func)):
+    siblings, delta = kids.astype(np.int32), rng.standard_normal(3)  # children are kept as int32
+    sl = rng.standard_normal((nodes, 3))
+    open_siblings = siblings[(state[siblings] == graph_module.FRONTIER) | (state[siblings] == graph_module.TAKEN)]
+    sl_open, sl_all = sl.copy(), sl.copy()
+    sl_open[open_siblings] += delta
+    sl_all[kids] += delta
+    kernels = ("_first_level", "_frontier_sorted", "_add_to_open")
+    for first_level, frontier_sorted, add_to_open in ([getattr(graph_module, k) for k in kernels],
+                                                      [getattr(graph_module, k).py_func for k in kernels]):
         got = fl.copy()
         open_kids, open_alpha = first_level(got, state, kids, alpha, beta)
         assert np.array_equal(open_kids, kids[keep]) and np.array_equal(open_alpha, alpha[keep])
         assert np.array_equal(got, expected)  # bit for bit
         assert np.array_equal(frontier_sorted(np.concatenate(pieces), state),
                               unique[state[unique] == graph_module.FRONTIER])
+        got_open, got_all = sl.copy(), sl.copy()
+        assert np.array_equal(add_to_open(got_open, state, siblings, delta, True), open_siblings)
+        assert np.array_equal(add_to_open(got_all, state, kids, delta, False), kids)
+        assert np.array_equal(got_open, sl_open) and np.array_equal(got_all, sl_all)

@@ -114,14 +114,15 @@ class AdaptivePolicy(ShardAware, Policy):
             return None
         score = float(self.ranking.value[i])
         hid = int(self.graph.host[i])
+        row = self.evidence.rows(np.array([i]))[0]  # what the reason quotes and the model will learn from
         if hid < len(self.left) and self.left[hid]:
             # every other host's URLs are gone or waiting: the left host's best, at its unpenalised prediction
             score += LEFT_BELOW
             hosts = self.hosts
             return self._take(i, score, f"its site left for others ({int(hosts.relevant[hid])} of "
                                         f"{int(hosts.fetched[hid])} pages relevant), nothing else to fetch; "
-                                        + self._explain(i, score))
-        return self._take(i, score, self._explain(i, score))
+                                        + self._explain(i, score, row), row)
+        return self._take(i, score, self._explain(i, score, row), row)
 
     def _explore(self) -> tuple[int, str]:
         """The best frontier URL by one piece of evidence chosen uniformly at random, so that the model also
@@ -136,9 +137,6 @@ class AdaptivePolicy(ShardAware, Policy):
         best = int(np.argmax(values))
         i = int(frontier[best])
         return i, reasons.exploring(self.evidence, column, i, float(values[best]))
-
-    def _explain(self, i: int, score: float) -> str:
-        return reasons.explain(self.evidence, self.model.w, i, score)
 
     def _rerank_if_due(self) -> None:
         """One selection's turn of the re-ranking cadence: every ``rerank_every`` selections, more rarely on large
@@ -183,12 +181,17 @@ class AdaptivePolicy(ShardAware, Policy):
         out += w[-1]
         return out
 
-    def _take(self, i: int, score: float | None, reason: str) -> Selection:
+    def _explain(self, i: int, score: float, row: np.ndarray | None = None) -> str:
+        return reasons.explain(self.evidence, self.model.w, i, score, row)
+
+    def _take(self, i: int, score: float | None, reason: str, row: np.ndarray | None = None) -> Selection:
         """URL ``i`` leaves the frontier as the selection; a subclass that chooses otherwise (focuscrawl.gym) takes
-        its choice here too, so that the model learns from it as from its own."""
+        its choice here too, so that the model learns from it as from its own. ``row``: its evidence, if read."""
+        if row is None:
+            row = self.evidence.rows(np.array([i]))[0]
         self.graph.take(i)
         # memo: the evidence at selection time, what the model learns from once the page is scored
-        return Selection(self.graph.urls[i], score, reason, memo=np.append(self.evidence.rows(np.array([i]))[0], 1.0))
+        return Selection(self.graph.urls[i], score, reason, memo=np.append(row, 1.0))
 
     # -- observe ---------------------------------------------------------------------------------------
     def observe(self, observation: Observation) -> None:

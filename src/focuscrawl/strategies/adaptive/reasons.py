@@ -11,13 +11,14 @@ import numpy as np
 from focuscrawl.strategies.adaptive.evidence import EVIDENCE, GRAPH, Evidence
 
 
-def explain(evidence: Evidence, weights: np.ndarray, i: int, score: float) -> str:
+def explain(evidence: Evidence, weights: np.ndarray, i: int, score: float, x: np.ndarray | None = None) -> str:
     """URL ``i``'s prediction and the (at most two) pieces of evidence that raised it most under the model's
     ``weights`` (bias last), in words: "predicted relevance 0.82: linked from 3 crawled pages of relevance
-    2.71 in all; its site's pages so far: 5 of 8 relevant"."""
+    2.71 in all; its site's pages so far: 5 of 8 relevant". ``x``: its evidence row, if read already."""
     if is_seed(evidence, i):
         return f"a seed, predicted relevance {score:.2f}"
-    x = evidence.rows(np.array([i]))[0]
+    if x is None:
+        x = evidence.rows(np.array([i]))[0]
     contributions = weights[:-1] * x
     top = [k for k in np.argsort(-contributions, kind="stable")[:2] if contributions[k] > 0]
     return f"predicted relevance {score:.2f}" + (": " if top else "") + "; ".join(

@@ -182,6 +182,29 @@ def _first_level(fl, state, kids, alpha, beta):
 
 
 @compiled
+def _add_to_open(sums, state, ids, delta, open_only):
+    """``sums[ids] += delta`` for the ``ids`` in the frontier or taken (all of them unless ``open_only``), as
+    numpy's fancy-indexed ``+=`` did it (an id given twice gets ``delta`` once); those ids, in order."""
+    count = 0
+    keep = np.empty(len(ids), np.bool_)
+    for k in range(len(ids)):
+        keep[k] = not open_only or state[ids[k]] == FRONTIER or state[ids[k]] == TAKEN
+        count += keep[k]
+    out = np.empty(count, ids.dtype)
+    rows = np.empty((count, sums.shape[1]), sums.dtype)
+    j = 0
+    for k in range(len(ids)):
+        if keep[k]:
+            out[j] = ids[k]
+            for c in range(sums.shape[1]):
+                rows[j, c] = sums[ids[k], c] + delta[c]
+            j += 1
+    for j in range(count):
+        sums[out[j], :] = rows[j]
+    return out
+
+
+@compiled
 def _frontier_sorted(ids, state):
     """``np.unique(ids)`` of the FRONTIER ones: sorted, each once."""
     ordered = np.sort(ids)
@@ -398,16 +421,13 @@ class CrawlGraph:
         # w's own crawled children make S(w), which every uncrawled child of w now inherits.
         b = self.betas(crawled_kids)
         self.child_sums[w] = np.array([b.sum(), crawled_alpha.sum(), (b * crawled_alpha).sum()])
-        self.sl[open_kids] += self.child_sums[w]
+        _add_to_open(self.sl, self.state, open_kids, self.child_sums[w], False)
         changed = []
         # w is now a crawled child of each of its parents u: S(u) grows, and so does sl of u's other kids.
         for u, a in zip(*self.parents_of(w)):
             delta = np.array([beta_w, a, beta_w * a])
             self.child_sums[u] += delta
-            siblings = self.children[u]
-            siblings = siblings[(self.state[siblings] == FRONTIER) | (self.state[siblings] == TAKEN)]
-            self.sl[siblings] += delta
-            changed.append(siblings)
+            changed.append(_add_to_open(self.sl, self.state, self.children[u], delta, True))
         return changed
 
     def features_of(self, ids: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
