@@ -91,6 +91,46 @@ def word_sums(first, lengths, words, weights, out):
 
 
 @compiled
+def _pairwise_sum(weights, features, start, n):
+    """``weights[features[start:start + n]].sum()`` as numpy sums it: eight running sums over blocks of eight,
+    combined as a tree, the rest added in order; halves (cut at a multiple of 8) past 128 values."""
+    if n < 8:
+        total = -0.0
+        for k in range(start, start + n):
+            total += weights[features[k]]
+        return total
+    if n <= 128:
+        r = np.empty(8)
+        for j in range(8):
+            r[j] = weights[features[start + j]]
+        i = 8
+        while i < n - n % 8:
+            for j in range(8):
+                r[j] += weights[features[start + i + j]]
+            i += 8
+        total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        while i < n:
+            total += weights[features[start + i]]
+            i += 1
+        return total
+    half = n // 2
+    half -= half % 8
+    return _pairwise_sum(weights, features, start, half) + _pairwise_sum(weights, features, start + half, n - half)
+
+
+@compiled
+def hashed_sums(weights, features, lengths):
+    """Each example's ``weights[its features].sum()`` (``lengths[e]`` features each, concatenated), numpy's sum
+    from its 0.0: the link model's ``predict`` of each, without a gather, a padding and a reduceat a page."""
+    out = np.empty(len(lengths))
+    start = 0
+    for e in range(len(lengths)):
+        out[e] = 0.0 + _pairwise_sum(weights, features, start, lengths[e])
+        start += lengths[e]
+    return out
+
+
+@compiled
 def gather_sums(ids, fl, sl, out):
     """``out[k]`` = the graph's first-level sums of URL ``ids[k]``, then its second-level ones (``fl`` and ``sl``
     rows side by side): ``CrawlGraph.features_of`` before its ``log1p``, which stays numpy's (libm's log1p differs

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from focuscrawl.strategies.adaptive.kernels import hashed_sums
 from focuscrawl.topic.similarity import WORD_CACHE_SIZE
 from focuscrawl.topic.text import terms, url_text
 
@@ -65,16 +66,10 @@ class OnlineLogistic:
         return _sigmoid(self.bias + float(self.w[features].sum()))
 
     def predict_many(self, features: np.ndarray, lengths: np.ndarray) -> list[float]:
-        """``predict`` of many examples, their features concatenated (``lengths`` each): the same numbers.
-        ``reduceat`` would start each sum from the example's first weight, while ``sum`` adds all of them to 0
-        (numpy's pairwise summation, whose rounding differs): so each example's weights are summed after a 0."""
-        lengths = np.asarray(lengths, dtype=np.int64)
-        zeros = np.cumsum(lengths) - lengths + np.arange(len(lengths))  # where each example's 0 goes
-        padded = np.zeros(len(features) + len(lengths))
-        weights = np.ones(len(padded), dtype=bool)
-        weights[zeros] = False
-        padded[weights] = self.w[features]
-        return [_sigmoid(self.bias + z) for z in np.add.reduceat(padded, zeros).tolist()] if len(lengths) else []
+        """``predict`` of many examples, their features concatenated (``lengths`` each): the same numbers, each
+        example's weights summed as ``predict``'s numpy ``sum`` adds them (``kernels.hashed_sums``)."""
+        sums = hashed_sums(self.w, np.asarray(features), np.asarray(lengths, dtype=np.int64))
+        return [_sigmoid(self.bias + z) for z in sums.tolist()]
 
     def learn(self, features: np.ndarray, label: float) -> None:
         error = self.predict(features) - label
