@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from focuscrawl.strategies.frontier import graph as graph_module
+from focuscrawl.strategies.frontier import ranking as ranking_module
 from focuscrawl.strategies.frontier.graph import CrawlGraph
 from focuscrawl.strategies.frontier.link_context import anchor_windows
 from focuscrawl.strategies.frontier.ranking import KEEP_FRACTION, SAMPLE_STRIDE, Ranking, kth_smallest
@@ -193,3 +194,22 @@ def test_graph_kernels_do_what_numpy_did(seed, nodes, links, parts):
         assert np.array_equal(add_to_open(got_open, state, siblings, delta, True), open_siblings)
         assert np.array_equal(add_to_open(got_all, state, kids, delta, False), kids)
         assert np.array_equal(got_open, sl_open) and np.array_equal(got_all, sl_all)
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), size=st.integers(2, 300), distinct=st.integers(1, 20))
+def test_the_best_key_above_a_cut_is_numpys(seed, size, distinct):
+    # ties (few distinct values), infinities, any order of ids
+    rng = np.random.default_rng(seed)
+    neg = rng.integers(0, distinct, size).astype(np.float64)
+    neg[rng.random(size) < 0.1] = np.inf
+    ids = rng.permutation(10 * size)[:size]
+    cut = float(np.sort(neg)[rng.integers(0, size - 1)])
+    rest = np.flatnonzero(neg > cut)
+    if not len(rest):
+        return
+    best = neg[rest].min()
+    expected = (float(best), int(ids[rest[neg[rest] == best]].min()))
+    for kernel in (ranking_module._smallest_key_above, ranking_module._smallest_key_above.py_func):
+        value, i = kernel(neg, ids, cut)
+        assert (float(value), int(i)) == expected

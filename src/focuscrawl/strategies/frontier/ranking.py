@@ -31,6 +31,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from focuscrawl.compiled import compiled
 from focuscrawl.policy import Ready
 from focuscrawl.strategies.frontier.graph import FRONTIER, CrawlGraph
 
@@ -244,6 +245,17 @@ def kth_smallest(values: np.ndarray, k: int) -> float:
 
 def _best_above(neg: np.ndarray, ids: np.ndarray, cut: float) -> tuple[float, int]:
     """The best (-score, id) key among the nodes whose -score is above ``cut``: the ``limit`` of a cut heap."""
-    rest = np.flatnonzero(neg > cut)
-    best = neg[rest].min()
-    return float(best), int(ids[rest[neg[rest] == best]].min())
+    best, best_id = _smallest_key_above(neg, ids, cut)
+    return float(best), int(best_id)
+
+
+@compiled
+def _smallest_key_above(neg, ids, cut):
+    """The smallest ``neg`` above ``cut`` and the smallest id having it, in one pass (numpy's mask, index array and
+    two gathers were a tenth of a 10M-URL re-rank)."""
+    best, best_id = np.inf, -1
+    for k in range(len(neg)):
+        value = neg[k]
+        if value > cut and (best_id < 0 or value < best or (value == best and ids[k] < best_id)):
+            best, best_id = value, ids[k]
+    return best, best_id
