@@ -2,13 +2,13 @@
 replace.
 
 A page's new links are a few dozen; numpy's cost per call (a few microseconds) then exceeds the arithmetic, and
-Python's cost per word is most of a step. These loops run once per page (``link_features``) or per re-rank
-(``word_sums``) compiled by numba (``focuscrawl.compiled``: without numba they run as the Python they are,
-slower, the same numbers).
+Python's cost per word is most of a step. These loops run once per page (``link_features``, ``hashed_sums``) or
+per re-rank (``word_sums``) compiled by numba (``focuscrawl.compiled``: without numba they run as the Python they
+are, slower, the same numbers).
 
 Same numbers: integer work (hashes sorted and de-duplicated) is exact however it is done; every float sum is
-added term after term from 0.0, in the order the code it replaces adds them (a Python loop's order, or
-``np.bincount``'s, which adds each bin's weights in input order), with IEEE operations only (numba compiles
+added in the order the code it replaces adds them (a Python loop's order from 0.0, ``np.bincount``'s, which adds
+each bin's weights in input order, or numpy's pairwise ``sum``), with IEEE operations only (numba compiles
 without fast-math, so no reassociation or fused multiply-add); ``math.sqrt`` is correctly rounded everywhere.
 ``tests/test_adaptive_batched.py`` compares them bit for bit with the definitions.
 """
