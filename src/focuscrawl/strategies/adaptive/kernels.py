@@ -91,42 +91,37 @@ def word_sums(first, lengths, words, weights, out):
 
 
 @compiled
-def _pairwise_sum(weights, features, start, n):
-    """``weights[features[start:start + n]].sum()`` as numpy sums it: eight running sums over blocks of eight,
-    combined as a tree, the rest added in order; halves (cut at a multiple of 8) past 128 values."""
-    if n < 8:
-        total = -0.0
-        for k in range(start, start + n):
-            total += weights[features[k]]
-        return total
-    if n <= 128:
-        r = np.empty(8)
-        for j in range(8):
-            r[j] = weights[features[start + j]]
-        i = 8
-        while i < n - n % 8:
-            for j in range(8):
-                r[j] += weights[features[start + i + j]]
-            i += 8
-        total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-        while i < n:
-            total += weights[features[start + i]]
-            i += 1
-        return total
-    half = n // 2
-    half -= half % 8
-    return _pairwise_sum(weights, features, start, half) + _pairwise_sum(weights, features, start + half, n - half)
-
-
-@compiled
 def hashed_sums(weights, features, lengths):
-    """Each example's ``weights[its features].sum()`` (``lengths[e]`` features each, concatenated), numpy's sum
-    from its 0.0: the link model's ``predict`` of each, without a gather, a padding and a reduceat a page."""
+    """Each example's ``weights[its features].sum()`` (``lengths[e]`` features each, concatenated), as numpy's
+    ``sum`` adds them up to 128 values: from 0.0, a short one in order, else eight running sums over blocks of
+    eight combined as a tree and the rest added in order. An example of more values (numpy halves it first) is
+    NaN here, for the caller to sum with numpy: the link model's ``predict`` of each, without a gather, a padding
+    and a reduceat a page."""
     out = np.empty(len(lengths))
+    r = np.empty(8)
     start = 0
     for e in range(len(lengths)):
-        out[e] = 0.0 + _pairwise_sum(weights, features, start, lengths[e])
-        start += lengths[e]
+        n = lengths[e]
+        if n > 128:
+            total = np.nan
+        elif n < 8:
+            total = -0.0
+            for k in range(start, start + n):
+                total += weights[features[k]]
+        else:
+            for j in range(8):
+                r[j] = weights[features[start + j]]
+            i = 8
+            while i < n - n % 8:
+                for j in range(8):
+                    r[j] += weights[features[start + i + j]]
+                i += 8
+            total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+            while i < n:
+                total += weights[features[start + i]]
+                i += 1
+        out[e] = 0.0 + total
+        start += n
     return out
 
 

@@ -68,7 +68,11 @@ class OnlineLogistic:
     def predict_many(self, features: np.ndarray, lengths: np.ndarray) -> list[float]:
         """``predict`` of many examples, their features concatenated (``lengths`` each): the same numbers, each
         example's weights summed as ``predict``'s numpy ``sum`` adds them (``kernels.hashed_sums``)."""
-        sums = hashed_sums(self.w, np.asarray(features), np.asarray(lengths, dtype=np.int64))
+        lengths = np.asarray(lengths, dtype=np.int64)
+        sums = hashed_sums(self.w, np.asarray(features), lengths)
+        for e in np.flatnonzero(np.isnan(sums)).tolist():  # over 128 words: numpy's own sum (rare; NaN weights too)
+            start = int(lengths[:e].sum())
+            sums[e] = self.w[features[start:start + lengths[e]]].sum()
         return [_sigmoid(self.bias + z) for z in sums.tolist()]
 
     def learn(self, features: np.ndarray, label: float) -> None:

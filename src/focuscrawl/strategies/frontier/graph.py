@@ -177,7 +177,8 @@ def _first_level(fl, state, kids, alpha, beta):
             rows[j, 3] = fl[v, 3] + beta * a
             j += 1
     for j in range(count):
-        fl[open_kids[j], :] = rows[j]
+        for c in range(4):
+            fl[open_kids[j], c] = rows[j, c]
     return open_kids, open_alpha
 
 
@@ -200,14 +201,15 @@ def _add_to_open(sums, state, ids, delta, open_only):
                 rows[j, c] = sums[ids[k], c] + delta[c]
             j += 1
     for j in range(count):
-        sums[out[j], :] = rows[j]
+        for c in range(sums.shape[1]):
+            sums[out[j], c] = rows[j, c]
     return out
 
 
 @compiled
-def _frontier_sorted(ids, state):
-    """``np.unique(ids)`` of the FRONTIER ones: sorted, each once."""
-    ordered = np.sort(ids)
+def _frontier_sorted(ordered, state):
+    """``np.unique`` of sorted ``ordered``, the FRONTIER ones: each once. (The sort stays numpy's: numba's would
+    add a second and a half of compiling to a first run.)"""
     out = np.empty(len(ordered), ordered.dtype)
     n = 0
     for k in range(len(ordered)):
@@ -400,7 +402,7 @@ class CrawlGraph:
         """The FRONTIER ids of ``parts``: sorted and each once if there are several parts, else in the one
         part's order."""
         if len(parts) > 1:
-            return _frontier_sorted(np.concatenate(parts), self.state)
+            return _frontier_sorted(np.sort(np.concatenate(parts)), self.state)
         return parts[0][self.state[parts[0]] == FRONTIER]
 
     def betas(self, ids: np.ndarray) -> np.ndarray:
