@@ -93,13 +93,10 @@ class Evidence:
         """The OWN evidence of each URL of ``ids`` as float64s, one row each, in OWN order."""
         ids = np.asarray(ids, dtype=np.int64)
         out = np.empty((len(ids), len(OWN)))
-        self._own_into(ids, out)
-        return out
-
-    def _own_into(self, ids: np.ndarray, out: np.ndarray) -> None:
         np.take(self.own_scores, ids, axis=0, out=out[:, :len(SCORES)], mode="clip")
         np.take(PATH_VALUES, np.take(self.own_path, ids, mode="clip"), out=out[:, len(SCORES)], mode="clip")
         np.take(LOCAL_VALUES, np.take(self.own_local, ids, mode="clip"), out=out[:, len(SCORES) + 1], mode="clip")
+        return out
 
     def column(self, ids: np.ndarray, column: int) -> np.ndarray:
         """One piece of evidence (its index in EVIDENCE) for each URL of ``ids``."""
